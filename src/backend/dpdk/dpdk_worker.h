@@ -1,0 +1,30 @@
+// DPDK worker loops. One per (port, queue), launched on its own lcore.
+#pragma once
+#include <cstdint>
+
+#include "engine/backend.h"
+#include "stats/counters.h"
+
+struct rte_mempool;
+
+namespace lr::dpdk {
+
+inline constexpr uint32_t kMaxBurst = 512;
+
+struct WorkerCtx {
+    stats::Dir dir = stats::Dir::tx;
+    uint16_t port = 0;
+    uint16_t queue = 0;
+    rte_mempool* pool = nullptr;  // TX: pre-initialised frames; RX: receive buffers
+    uint32_t burst = 32;
+    uint64_t count = 0;           // TX: packets to send, 0 = until stop_tx
+    uint32_t wire_bytes = 0;      // TX: frame size incl. FCS
+    bool yield_when_idle = false; // share the core when lcores outnumber CPUs (RX idle, TX blocked)
+    stats::QueueCounters* counters = nullptr;
+    const engine::RunControl* ctl = nullptr;
+};
+
+// rte_eal_remote_launch entry point; `arg` is a WorkerCtx*.
+int worker_main(void* arg);
+
+}  // namespace lr::dpdk

@@ -1,0 +1,266 @@
+#include "engine/control.h"
+
+#include <chrono>
+#include <fmt/format.h>
+#include <memory>
+#include <thread>
+
+#include "flow/flows.h"
+
+namespace lr::engine {
+
+using stats::Dir;
+using stats::WorkerState;
+
+const char* verdict_str(Verdict v) {
+    switch (v) {
+        case Verdict::pass: return "pass";
+        case Verdict::fail: return "fail";
+        case Verdict::invalid: return "invalid";
+    }
+    return "?";
+}
+
+std::vector<WorkerPlan> plan_workers(const spec::RunSpec& spec, const Backend& be,
+                                     stats::QueueCounters* counters) {
+    std::vector<WorkerPlan> plans;
+    const uint32_t nflows = spec.effective_flows();
+    const auto flows = flow::make_flows(spec.frame, nflows, nflows > 1 ? spec.vary : 0);
+    const uint32_t ntxq = spec.tx_queue_total();
+    uint32_t txi = 0;
+    for (const auto& pq : spec.tx) {
+        for (uint16_t q = 0; q < pq.queues; ++q, ++txi) {
+            WorkerPlan p;
+            p.id = {Dir::tx, be.port_index(pq.port), pq.port, q};
+            for (uint32_t f : flow::flows_for_queue(nflows, txi, ntxq)) p.flows.push_back(flows[f]);
+            if (spec.count) p.count = *spec.count / ntxq + (txi < *spec.count % ntxq ? 1 : 0);
+            plans.push_back(std::move(p));
+        }
+    }
+    for (const auto& pq : spec.rx)
+        for (uint16_t q = 0; q < pq.queues; ++q) {
+            WorkerPlan p;
+            p.id = {Dir::rx, be.port_index(pq.port), pq.port, q};
+            plans.push_back(std::move(p));
+        }
+    for (size_t i = 0; i < plans.size(); ++i) plans[i].counters = &counters[i];
+    return plans;
+}
+
+namespace {
+
+std::atomic<bool> g_stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+}  // namespace
+
+void request_stop() noexcept { g_stop_requested.store(true, std::memory_order_relaxed); }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Controller {
+public:
+    Controller(Backend& be, const spec::RunSpec& spec, const IntervalSink& sink)
+        : be_(be), spec_(spec), sink_(sink) {}
+
+    RunResult run();
+
+private:
+    stats::Snapshot snap() const {
+        stats::Snapshot s;
+        s.t = std::chrono::duration<double>(Clock::now() - t0_).count();
+        s.queues.reserve(n_);
+        for (size_t i = 0; i < n_; ++i) s.queues.push_back(stats::read(counters_[i]));
+        for (unsigned p = 0; p < be_.ports().size(); ++p) s.ports.push_back(be_.port_sample(p));
+        return s;
+    }
+    bool all_finished(Dir d, const stats::Snapshot& s) const {
+        for (size_t i = 0; i < n_; ++i)
+            if (res_.ids[i].dir == d && s.queues[i].state != WorkerState::finished &&
+                s.queues[i].state != WorkerState::failed)
+                return false;
+        return true;
+    }
+    void emit_interval(const stats::Snapshot& cur) {
+        auto row = stats::interval(res_.ids, last_, cur, res_.violations);
+        res_.intervals.push_back(row);
+        if (sink_) sink_(row);
+        last_ = cur;
+    }
+    void watchdog(const stats::Snapshot& s);
+    void finish(const stats::Snapshot& fin);
+
+    Backend& be_;
+    const spec::RunSpec& spec_;
+    const IntervalSink& sink_;
+    RunControl ctl_;
+    std::unique_ptr<stats::QueueCounters[]> counters_;
+    size_t n_ = 0;
+    RunResult res_;
+    Clock::time_point t0_;
+    stats::Snapshot last_;
+    // Watchdog state: the control thread's own copies of previous values.
+    std::vector<uint64_t> wd_polls_, wd_packets_;
+    std::vector<double> wd_polls_t_, wd_packets_t_;
+    bool aborted_ = false;
+};
+
+void Controller::watchdog(const stats::Snapshot& s) {
+    for (size_t i = 0; i < n_; ++i) {
+        const auto& q = s.queues[i];
+        const auto& id = res_.ids[i];
+        const auto where = fmt::format("{} {} queue {}", stats::dir_str(id.dir), id.port, id.queue);
+        if (q.state == WorkerState::failed) {
+            res_.violations.push_back(fmt::format("worker {} failed", where));
+            aborted_ = true;
+            continue;
+        }
+        if (q.state == WorkerState::finished) continue;
+        if (q.polls != wd_polls_[i]) {
+            wd_polls_[i] = q.polls;
+            wd_polls_t_[i] = s.t;
+        } else if (s.t - wd_polls_t_[i] > spec_.stall_s) {
+            res_.violations.push_back(
+                fmt::format("worker {} made no progress for {:.1f}s (stuck or dead)", where, spec_.stall_s));
+            aborted_ = true;
+        }
+        if (id.dir != Dir::tx || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
+        if (q.packets != wd_packets_[i]) {
+            wd_packets_[i] = q.packets;
+            wd_packets_t_[i] = s.t;
+        } else if (s.t - wd_packets_t_[i] > spec_.stall_s) {
+            res_.violations.push_back(fmt::format(
+                "{}: the device accepted no packet for {:.1f}s (link down or stuck queue)", where, spec_.stall_s));
+            aborted_ = true;
+        }
+    }
+}
+
+RunResult Controller::run() {
+    n_ = spec_.tx_queue_total() + spec_.rx_queue_total();
+    counters_.reset(new stats::QueueCounters[n_]);
+    auto plans = plan_workers(spec_, be_, counters_.get());
+    for (const auto& p : plans) res_.ids.push_back(p.id);
+    res_.loopback = spec_.tx_enabled() && spec_.rx_enabled();
+    wd_polls_.assign(n_, 0);
+    wd_packets_.assign(n_, 0);
+    wd_polls_t_.assign(n_, 0);
+    wd_packets_t_.assign(n_, 0);
+
+    t0_ = Clock::now();
+    last_ = snap();
+    last_.t = 0;
+    be_.launch(plans, ctl_);
+
+    const double tick = std::min(0.01, spec_.interval_s / 4);
+    double next_report = spec_.interval_s;
+    double tx_end = -1, drain_start = -1, rx_last_change = 0;
+    uint64_t rx_prev = 0;
+    bool traffic_seen = false, interrupted = false;
+    const bool tx = spec_.tx_enabled();
+    stats::Snapshot s;
+    for (;;) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(tick));
+        s = snap();
+        watchdog(s);
+        if (s.t >= next_report) {
+            emit_interval(s);
+            next_report += spec_.interval_s;
+        }
+        const uint64_t rx_now = stats::total(res_.ids, s, Dir::rx).packets;
+        if (rx_now != rx_prev) {
+            rx_prev = rx_now;
+            rx_last_change = s.t;
+            traffic_seen = true;
+        }
+        if (aborted_) break;
+        if (g_stop_requested.load(std::memory_order_relaxed) && !interrupted) {
+            interrupted = true;
+            res_.notes.push_back(fmt::format("interrupted by a signal at {:.3f}s", s.t));
+            if (!tx) break;
+            ctl_.stop_tx.store(true, std::memory_order_relaxed);
+        }
+        if (tx) {
+            if (tx_end < 0 && (s.t >= spec_.duration_s || (spec_.count && all_finished(Dir::tx, s))))
+                ctl_.stop_tx.store(true, std::memory_order_relaxed);
+            if (tx_end < 0 && ctl_.stop_tx.load(std::memory_order_relaxed) && all_finished(Dir::tx, s)) {
+                tx_end = s.t;
+                drain_start = s.t;
+            }
+            if (tx_end >= 0) {
+                if (!spec_.rx_enabled()) break;
+                // Drained: nothing new for a quiet period, or everything sent has arrived.
+                const bool all_in = rx_now >= stats::total(res_.ids, s, Dir::tx).packets;
+                const bool quiet = s.t - std::max(rx_last_change, drain_start) >= std::min(0.1, spec_.drain_s);
+                if (all_in || quiet || s.t - drain_start >= spec_.drain_s) break;
+            }
+        } else {
+            if (s.t >= spec_.duration_s) break;
+            if (spec_.count && rx_now >= *spec_.count) break;
+            if (spec_.stop_when_idle && traffic_seen && s.t - rx_last_change >= spec_.drain_s) break;
+        }
+    }
+    ctl_.stop_tx.store(true, std::memory_order_relaxed);
+    ctl_.stop_rx.store(true, std::memory_order_relaxed);
+    be_.join();
+    auto fin = snap();
+    if (tx_end < 0) tx_end = fin.t;
+    res_.tx_seconds = tx ? tx_end : fin.t;
+    res_.drain_seconds = tx && drain_start >= 0 ? fin.t - drain_start : 0;
+    res_.total_seconds = fin.t;
+    if (fin.t - last_.t > 1e-6) emit_interval(fin);
+    finish(fin);
+    return std::move(res_);
+}
+
+void Controller::finish(const stats::Snapshot& fin) {
+    stats::check_invariants(res_.ids, fin, res_.loopback, res_.violations);
+    res_.ports = fin.ports;
+    res_.tx = stats::total(res_.ids, fin, Dir::tx);
+    res_.rx = stats::total(res_.ids, fin, Dir::rx);
+    for (size_t i = 0; i < n_; ++i) {
+        const auto& q = fin.queues[i];
+        const double act = q.end_ns > q.start_ns ? (q.end_ns - q.start_ns) * 1e-9 : 0;
+        res_.queues.push_back({res_.ids[i], q, act});
+    }
+    // The TX phase as the workers saw it: first TX worker start to last TX worker end.
+    uint64_t t_first = UINT64_MAX, t_last = 0;
+    for (const auto& q : res_.queues)
+        if (q.id.dir == Dir::tx && q.final.start_ns && q.final.end_ns) {
+            t_first = std::min(t_first, q.final.start_ns);
+            t_last = std::max(t_last, q.final.end_ns);
+        }
+    if (t_last > t_first) res_.tx_seconds = (t_last - t_first) * 1e-9;
+    if (res_.loopback && res_.rx.packets <= res_.tx.packets) res_.lost = res_.tx.packets - res_.rx.packets;
+    if (spec_.count && spec_.tx_enabled() && res_.tx.packets != *spec_.count && !aborted_ &&
+        !g_stop_requested.load(std::memory_order_relaxed))
+        res_.violations.push_back(fmt::format("sent {} packets but --count asked for {}", res_.tx.packets,
+                                              *spec_.count));
+    if (res_.tx.unsent)
+        res_.notes.push_back(fmt::format("{} built packets were never accepted by the device when TX stopped "
+                                         "(not counted as sent)",
+                                         res_.tx.unsent));
+
+    if (!res_.violations.empty()) {
+        res_.verdict = Verdict::invalid;
+        res_.verdict_reason = res_.violations.front();
+    } else if (spec_.max_loss_pct && res_.tx.packets > 0 &&
+               100.0 * res_.lost / res_.tx.packets > *spec_.max_loss_pct) {
+        res_.verdict = Verdict::fail;
+        res_.verdict_reason = fmt::format("loss {:.6f}% exceeds --max-loss {}%",
+                                          100.0 * res_.lost / res_.tx.packets, *spec_.max_loss_pct);
+    } else {
+        res_.verdict = Verdict::pass;
+    }
+}
+
+}  // namespace
+
+RunResult run_control(Backend& be, const spec::RunSpec& spec, const IntervalSink& on_interval) {
+    Controller c(be, spec, on_interval);
+    return c.run();
+}
+
+}  // namespace lr::engine

@@ -1,0 +1,53 @@
+#include "report/console.h"
+
+#include <fmt/format.h>
+
+namespace lr::report {
+
+void print_header(std::FILE* out) {
+    fmt::print(out, "{:>8} | {:>9} {:>8} {:>8} | {:>9} {:>8} {:>8} | {:>9} {:>9}\n", "time", "TX Mpps",
+               "L1 Gb/s", "L2 Gb/s", "RX Mpps", "L1 Gb/s", "L2 Gb/s", "drops", "backpres");
+    std::fflush(out);
+}
+
+void print_interval(std::FILE* out, const stats::IntervalRow& row) {
+    fmt::print(out, "{:>7.2f}s | {:>9.3f} {:>8.3f} {:>8.3f} | {:>9.3f} {:>8.3f} {:>8.3f} | {:>9} {:>9}\n",
+               row.t1, row.tx.pps() / 1e6, row.tx.l1_bps() / 1e9, row.tx.l2_bps() / 1e9, row.rx.pps() / 1e6,
+               row.rx.l1_bps() / 1e9, row.rx.l2_bps() / 1e9, row.drops, row.backpressure);
+    std::fflush(out);
+}
+
+void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunResult& r) {
+    fmt::print(out, "\n{:<3} {:<20} {:>5} {:>14} {:>16} {:>9} {:>9} {:>9} {:>12}\n", "dir", "port", "queue",
+               "packets", "bytes(L2)", "Mpps", "L1 Gb/s", "active s", "backpressure");
+    for (const auto& q : r.queues) {
+        stats::Rates rt{q.final.packets, q.final.bytes, q.active_s};
+        fmt::print(out, "{:<3} {:<20} {:>5} {:>14} {:>16} {:>9.3f} {:>9.3f} {:>9.3f} {:>12}\n",
+                   stats::dir_str(q.id.dir), q.id.port, q.id.queue, q.final.packets, q.final.bytes, rt.pps() / 1e6,
+                   rt.l1_bps() / 1e9, q.active_s, q.final.backpressure);
+    }
+    const double secs = r.tx_seconds;
+    if (spec.tx_enabled()) {
+        stats::Rates t{r.tx.packets, r.tx.bytes, secs};
+        fmt::print(out, "TX total: {} packets, {} bytes in {:.3f}s = {:.3f} Mpps, {:.3f} Gb/s L1, {:.3f} Gb/s L2\n",
+                   r.tx.packets, r.tx.bytes, secs, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
+    }
+    if (spec.rx_enabled()) {
+        stats::Rates t{r.rx.packets, r.rx.bytes, secs};
+        fmt::print(out, "RX total: {} packets, {} bytes in {:.3f}s = {:.3f} Mpps, {:.3f} Gb/s L1, {:.3f} Gb/s L2\n",
+                   r.rx.packets, r.rx.bytes, secs, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
+    }
+    if (r.loopback)
+        fmt::print(out, "Lost: {} ({:.6f}%) after {:.3f}s drain\n", r.lost,
+                   r.tx.packets ? 100.0 * r.lost / r.tx.packets : 0.0, r.drain_seconds);
+    uint64_t drops = 0;
+    for (const auto& p : r.ports) drops += p.drops();
+    fmt::print(out, "Port drop counters (missed+errors+no-mbuf): {}\n", drops);
+    for (const auto& n : r.notes) fmt::print(out, "note: {}\n", n);
+    for (const auto& v : r.violations) fmt::print(out, "INVARIANT BROKEN: {}\n", v);
+    fmt::print(out, "Verdict: {}{}{}\n", engine::verdict_str(r.verdict), r.verdict_reason.empty() ? "" : " - ",
+               r.verdict_reason);
+    std::fflush(out);
+}
+
+}  // namespace lr::report

@@ -1,0 +1,102 @@
+#include "report/json_report.h"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "util/error.h"
+
+namespace lr::report {
+namespace {
+
+nlohmann::json rates(const stats::Rates& r) {
+    return {{"packets", r.packets}, {"bytes", r.bytes},           {"seconds", r.seconds},
+            {"pps", r.pps()},       {"l1_bps", r.l1_bps()},       {"l2_bps", r.l2_bps()}};
+}
+
+}  // namespace
+
+nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,
+                           const engine::RunResult& r) {
+    nlohmann::json j;
+    j["schema_version"] = kSchemaVersion;
+    j["tool"] = "linerate";
+    j["spec"] = spec;
+    j["environment"] = environment;
+
+    auto intervals = nlohmann::json::array();
+    for (const auto& row : r.intervals)
+        intervals.push_back({{"t0", row.t0},
+                             {"t1", row.t1},
+                             {"tx", rates(row.tx)},
+                             {"rx", rates(row.rx)},
+                             {"drops", row.drops},
+                             {"backpressure", row.backpressure}});
+    j["intervals"] = std::move(intervals);
+
+    auto queues = nlohmann::json::array();
+    for (const auto& q : r.queues) {
+        stats::Rates rt{q.final.packets, q.final.bytes, q.active_s};
+        queues.push_back({{"dir", stats::dir_str(q.id.dir)},
+                          {"port", q.id.port},
+                          {"queue", q.id.queue},
+                          {"packets", q.final.packets},
+                          {"bytes", q.final.bytes},
+                          {"backpressure", q.final.backpressure},
+                          {"no_buffer", q.final.no_buffer},
+                          {"unsent", q.final.unsent},
+                          {"active_s", q.active_s},
+                          {"pps", rt.pps()},
+                          {"l1_bps", rt.l1_bps()},
+                          {"l2_bps", rt.l2_bps()}});
+    }
+    j["queues"] = std::move(queues);
+
+    auto ports = nlohmann::json::array();
+    for (size_t i = 0; i < r.ports.size(); ++i) {
+        const auto& p = r.ports[i];
+        ports.push_back({{"index", i},
+                         {"ipackets", p.ipackets},
+                         {"opackets", p.opackets},
+                         {"ibytes", p.ibytes},
+                         {"obytes", p.obytes},
+                         {"imissed", p.imissed},
+                         {"ierrors", p.ierrors},
+                         {"oerrors", p.oerrors},
+                         {"rx_nombuf", p.rx_nombuf}});
+    }
+    j["port_counters"] = std::move(ports);
+
+    const stats::Rates tx{r.tx.packets, r.tx.bytes, r.tx_seconds};
+    const stats::Rates rx{r.rx.packets, r.rx.bytes, r.tx_seconds};
+    j["totals"] = {
+        {"tx", rates(tx)},
+        {"rx", rates(rx)},
+        {"tx_backpressure", r.tx.backpressure},
+        {"tx_no_buffer", r.tx.no_buffer},
+        {"tx_unsent", r.tx.unsent},
+        {"loopback", r.loopback},
+        {"lost", r.loopback ? nlohmann::json(r.lost) : nlohmann::json(nullptr)},
+        {"tx_seconds", r.tx_seconds},
+        {"drain_seconds", r.drain_seconds},
+        {"total_seconds", r.total_seconds},
+    };
+    j["violations"] = r.violations;
+    j["notes"] = r.notes;
+    j["verdict"] = {{"result", engine::verdict_str(r.verdict)}, {"reason", r.verdict_reason}};
+    return j;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp);
+        if (!f) throw EnvError(fmt::format("couldn't write JSON report to {}: cannot open file", path));
+        f << j.dump(2) << '\n';
+        if (!f) throw EnvError(fmt::format("couldn't write JSON report to {}: write failed", path));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        throw EnvError(fmt::format("couldn't write JSON report to {}: rename failed", path));
+}
+
+}  // namespace lr::report

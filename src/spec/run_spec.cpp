@@ -1,0 +1,118 @@
+#include "spec/run_spec.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "util/error.h"
+
+namespace lr::spec {
+namespace {
+
+uint32_t sum_queues(const std::vector<PortQueues>& v) {
+    uint32_t n = 0;
+    for (const auto& p : v) n += p.queues;
+    return n;
+}
+
+void check_unique(const std::vector<PortQueues>& v, const char* opt) {
+    std::set<std::string> seen;
+    for (const auto& p : v)
+        if (!seen.insert(p.port).second)
+            throw UsageError(fmt::format("port \"{}\" is given twice with {}; use {} {},queues=N",
+                                         p.port, opt, opt, p.port));
+}
+
+}  // namespace
+
+uint32_t RunSpec::tx_queue_total() const { return sum_queues(tx); }
+uint32_t RunSpec::rx_queue_total() const { return sum_queues(rx); }
+
+void RunSpec::validate() const {
+    if (backend != "dpdk")
+        throw UsageError(fmt::format("unknown backend \"{}\" (available: dpdk)", backend));
+    if (tx.empty() && rx.empty())
+        throw UsageError("no port given: name at least one port with --tx PORT or --rx PORT");
+    check_unique(tx, "--tx");
+    check_unique(rx, "--rx");
+    for (const auto& p : tx)
+        if (p.queues == 0) throw UsageError(fmt::format("--tx {}: queues must be at least 1", p.port));
+    for (const auto& p : rx)
+        if (p.queues == 0) throw UsageError(fmt::format("--rx {}: queues must be at least 1", p.port));
+
+    // Frame consistency (sizes, families, VLAN) is checked by building it once.
+    (void)packet::build_frame(frame);
+    if (!force) {
+        if (!packet::in_benchmark_range(frame.dst_ip))
+            throw UsageError(fmt::format(
+                "--dst-ip {} is outside the benchmarking ranges 198.18.0.0/15 and 2001:2::/48; "
+                "pass --force to send there anyway",
+                frame.dst_ip.str()));
+        if (frame.dst_mac.is_multicast())
+            throw UsageError(fmt::format("--dst-mac {} is a multicast/broadcast address; pass --force to use it",
+                                         frame.dst_mac.str()));
+    }
+    if (frame.src_mac.is_multicast())
+        throw UsageError(fmt::format("--src-mac {} is a multicast address", frame.src_mac.str()));
+
+    const uint32_t nflows = effective_flows();
+    (void)flow::make_flows(frame, nflows, nflows > 1 ? vary : 0);
+
+    if (count && tx_enabled() && *count < tx_queue_total())
+        throw UsageError(fmt::format("--count {} is smaller than the number of TX queues ({})", *count,
+                                     tx_queue_total()));
+    if (burst < 1 || burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512", burst));
+    if (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1)))
+        throw UsageError(fmt::format("--descriptors {} must be a power of two between 64 and 16384", descriptors));
+    if (mbufs < 2 * descriptors + 4 * burst)
+        throw UsageError(fmt::format("--mbufs {} is too small: need at least 2 x descriptors + 4 x burst = {}",
+                                     mbufs, 2 * descriptors + 4 * burst));
+    if (interval_s < 0.01) throw UsageError("--interval must be at least 10ms");
+    if (max_loss_pct && (!tx_enabled() || !rx_enabled()))
+        throw UsageError("--max-loss needs both --tx and --rx ports in this run (loss is TX minus RX)");
+    if (max_loss_pct && (*max_loss_pct < 0 || *max_loss_pct > 100))
+        throw UsageError("--max-loss must be a percentage between 0 and 100");
+}
+
+void to_json(nlohmann::json& j, const RunSpec& s) {
+    auto ports = [](const std::vector<PortQueues>& v) {
+        auto a = nlohmann::json::array();
+        for (const auto& p : v) a.push_back({{"port", p.port}, {"queues", p.queues}});
+        return a;
+    };
+    const auto& f = s.frame;
+    j = {
+        {"backend", s.backend},
+        {"tx", ports(s.tx)},
+        {"rx", ports(s.rx)},
+        {"eal_args", s.eal_args},
+        {"ring_pairs", s.ring_pairs},
+        {"frame",
+         {{"size", f.frame_size},
+          {"l4", f.l4 == packet::L4::udp ? "udp" : "tcp"},
+          {"ip", f.src_ip.v6 ? 6 : 4},
+          {"vlan", f.vlan ? nlohmann::json(*f.vlan) : nlohmann::json(nullptr)},
+          {"vlan_pcp", f.vlan_pcp},
+          {"src_mac", f.src_mac.str()},
+          {"dst_mac", f.dst_mac.str()},
+          {"src_ip", f.src_ip.str()},
+          {"dst_ip", f.dst_ip.str()},
+          {"src_port", f.src_port},
+          {"dst_port", f.dst_port},
+          {"ttl", f.ttl}}},
+        {"flows", s.effective_flows()},
+        {"vary", flow::vary_str(s.vary)},
+        {"count", s.count ? nlohmann::json(*s.count) : nlohmann::json(nullptr)},
+        {"duration_s", s.duration_s},
+        {"interval_s", s.interval_s},
+        {"drain_s", s.drain_s},
+        {"stall_s", s.stall_s},
+        {"burst", s.burst},
+        {"descriptors", s.descriptors},
+        {"mbufs", s.mbufs},
+        {"max_loss_pct", s.max_loss_pct ? nlohmann::json(*s.max_loss_pct) : nlohmann::json(nullptr)},
+    };
+}
+
+}  // namespace lr::spec

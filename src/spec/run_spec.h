@@ -1,0 +1,59 @@
+// RunSpec: the immutable, validated description of one run. Built by the CLI (or a
+// profile), validated before any device is touched, then only read.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "flow/flows.h"
+#include "packet/frame.h"
+#include "spec/parse.h"
+
+namespace lr::spec {
+
+struct RunSpec {
+    std::string backend = "dpdk";
+    std::vector<PortQueues> tx;  // ports that transmit, with their TX queue counts
+    std::vector<PortQueues> rx;  // ports that receive and count, with their RX queue counts
+    std::vector<std::string> eal_args;  // passed through to rte_eal_init
+    // DPDK: pairs of in-memory ring ports created after EAL init; A's TX queue i is B's RX
+    // queue i and vice versa (16 queues each).
+    std::vector<std::pair<std::string, std::string>> ring_pairs;
+
+    packet::FrameSpec frame;  // base frame; flows vary it
+    uint32_t flows = 0;       // 0 = one flow per TX queue
+    unsigned vary = flow::vary_src_ip | flow::vary_src_port;
+
+    std::optional<uint64_t> count;  // total packets to send (TX) or to await (RX-only)
+    double duration_s = 10.0;       // TX time limit; the whole run's limit when RX-only
+    bool duration_given = false;
+    double interval_s = 1.0;        // report interval
+    double drain_s = 2.0;           // max wait for in-flight packets after TX ends
+    double stall_s = 3.0;           // watchdog: no progress for this long = invalid run
+    bool stop_when_idle = false;    // RX-only: end once traffic came and then stopped
+
+    uint32_t burst = 32;
+    uint32_t descriptors = 1024;    // per queue ring size
+    uint32_t mbufs = 8191;          // per worker pool
+
+    std::optional<double> max_loss_pct;  // threshold; needs TX and RX in this process
+    std::string json_path;
+    bool quiet = false;  // no live lines
+    bool force = false;
+
+    bool tx_enabled() const { return !tx.empty(); }
+    bool rx_enabled() const { return !rx.empty(); }
+    uint32_t tx_queue_total() const;
+    uint32_t rx_queue_total() const;
+    uint32_t effective_flows() const { return flows ? flows : std::max(1u, tx_queue_total()); }
+
+    // Throws UsageError with a precise message on any inconsistency.
+    void validate() const;
+};
+
+void to_json(nlohmann::json& j, const RunSpec& s);
+
+}  // namespace lr::spec

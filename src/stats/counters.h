@@ -1,0 +1,42 @@
+// Per-queue counters: one cache line each, written by exactly one worker (relaxed store
+// once per burst), read by the control thread (relaxed loads). The control thread keeps
+// its own previous values; nothing reader-side lives on the writer's cache line.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <chrono>
+
+namespace lr::stats {
+
+enum class WorkerState : uint32_t { starting = 0, running = 1, finished = 2, failed = 3 };
+
+struct alignas(64) QueueCounters {
+    std::atomic<uint64_t> packets{0};       // TX: accepted by the device; RX: received
+    std::atomic<uint64_t> bytes{0};         // L2 bytes including the 4-byte FCS
+    std::atomic<uint64_t> backpressure{0};  // TX: bursts the device accepted only partly
+    std::atomic<uint64_t> no_buffer{0};     // TX: bursts with the mempool empty
+    std::atomic<uint64_t> polls{0};         // loop iterations: the watchdog's heartbeat
+    std::atomic<uint64_t> unsent{0};        // TX: built but never accepted when the worker stopped
+    std::atomic<uint64_t> start_ns{0};      // steady clock when the loop started
+    std::atomic<uint64_t> end_ns{0};        // steady clock when the loop returned
+    std::atomic<uint32_t> state{0};         // WorkerState (release on change)
+};
+static_assert(sizeof(QueueCounters) % 64 == 0, "QueueCounters must fill whole cache lines");
+
+// Single-writer update: no read-modify-write needed, the writer owns the value.
+inline uint64_t now_ns() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+
+inline void set_state(QueueCounters& c, WorkerState s) {
+    if (s == WorkerState::running) c.start_ns.store(now_ns(), std::memory_order_relaxed);
+    if (s == WorkerState::finished || s == WorkerState::failed)
+        c.end_ns.store(now_ns(), std::memory_order_relaxed);
+    c.state.store(static_cast<uint32_t>(s), std::memory_order_release);
+}
+
+inline void publish(std::atomic<uint64_t>& c, uint64_t v) { c.store(v, std::memory_order_relaxed); }
+
+}  // namespace lr::stats

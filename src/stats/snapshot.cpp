@@ -1,0 +1,89 @@
+#include "stats/snapshot.h"
+
+#include <fmt/format.h>
+
+namespace lr::stats {
+
+QueueSample read(const QueueCounters& c) {
+    constexpr auto r = std::memory_order_relaxed;
+    QueueSample s;
+    s.packets = c.packets.load(r);
+    s.bytes = c.bytes.load(r);
+    s.backpressure = c.backpressure.load(r);
+    s.no_buffer = c.no_buffer.load(r);
+    s.polls = c.polls.load(r);
+    s.unsent = c.unsent.load(r);
+    s.start_ns = c.start_ns.load(r);
+    s.end_ns = c.end_ns.load(r);
+    s.state = static_cast<WorkerState>(c.state.load(std::memory_order_acquire));
+    return s;
+}
+
+Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d) {
+    Totals t;
+    for (size_t i = 0; i < ids.size() && i < s.queues.size(); ++i) {
+        if (ids[i].dir != d) continue;
+        const auto& q = s.queues[i];
+        t.packets += q.packets;
+        t.bytes += q.bytes;
+        t.backpressure += q.backpressure;
+        t.no_buffer += q.no_buffer;
+        t.unsent += q.unsent;
+    }
+    return t;
+}
+
+uint64_t port_drops(const Snapshot& s) {
+    uint64_t d = 0;
+    for (const auto& p : s.ports) d += p.drops();
+    return d;
+}
+
+namespace {
+
+uint64_t delta(uint64_t prev, uint64_t cur, const char* what, const std::string& where,
+               std::vector<std::string>& violations) {
+    if (cur < prev) {
+        violations.push_back(fmt::format("{} of {} went backwards ({} -> {})", what, where, prev, cur));
+        return 0;
+    }
+    return cur - prev;
+}
+
+}  // namespace
+
+IntervalRow interval(const std::vector<QueueId>& ids, const Snapshot& prev, const Snapshot& cur,
+                     std::vector<std::string>& violations) {
+    IntervalRow row;
+    row.t0 = prev.t;
+    row.t1 = cur.t;
+    const double dt = cur.t - prev.t;
+    row.tx.seconds = row.rx.seconds = dt;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const auto where = fmt::format("{} {} queue {}", dir_str(ids[i].dir), ids[i].port, ids[i].queue);
+        const auto& a = prev.queues[i];
+        const auto& b = cur.queues[i];
+        Rates& r = ids[i].dir == Dir::tx ? row.tx : row.rx;
+        r.packets += delta(a.packets, b.packets, "packets", where, violations);
+        r.bytes += delta(a.bytes, b.bytes, "bytes", where, violations);
+        row.backpressure += delta(a.backpressure, b.backpressure, "backpressure", where, violations);
+    }
+    for (size_t p = 0; p < cur.ports.size() && p < prev.ports.size(); ++p)
+        row.drops += delta(prev.ports[p].drops(), cur.ports[p].drops(), "drops", fmt::format("port {}", p),
+                           violations);
+    return row;
+}
+
+void check_invariants(const std::vector<QueueId>& ids, const Snapshot& s, bool loopback,
+                      std::vector<std::string>& violations) {
+    if (!loopback) return;
+    const auto tx = total(ids, s, Dir::tx).packets;
+    const auto rx = total(ids, s, Dir::rx).packets;
+    if (rx > tx)
+        violations.push_back(
+            fmt::format("received {} packets but sent only {} (at t={:.3f}s): foreign traffic or a "
+                        "counting error",
+                        rx, tx, s.t));
+}
+
+}  // namespace lr::stats

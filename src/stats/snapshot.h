@@ -1,0 +1,78 @@
+// Snapshots of counters, interval deltas, rate arithmetic and invariant checks.
+// Pure functions over plain values: the control thread is the only caller.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stats/counters.h"
+
+namespace lr::stats {
+
+enum class Dir : uint8_t { tx, rx };
+inline const char* dir_str(Dir d) { return d == Dir::tx ? "tx" : "rx"; }
+
+struct QueueId {
+    Dir dir;
+    unsigned port_index;  // index into the run's port list
+    std::string port;     // port name
+    uint16_t queue;
+};
+
+struct QueueSample {
+    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0;
+    uint64_t start_ns = 0, end_ns = 0;
+    WorkerState state = WorkerState::starting;
+};
+
+// Hardware/driver counters of a port (rte_eth_stats or equivalent).
+struct PortSample {
+    uint64_t ipackets = 0, opackets = 0, ibytes = 0, obytes = 0;
+    uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
+    uint64_t drops() const { return imissed + ierrors + oerrors + rx_nombuf; }
+};
+
+struct Snapshot {
+    double t = 0;  // seconds since the run started
+    std::vector<QueueSample> queues;
+    std::vector<PortSample> ports;
+};
+
+QueueSample read(const QueueCounters& c);
+
+// Rates over an interval. L2 counts Ethernet frames incl. FCS; L1 adds 20 bytes per
+// frame (preamble, SFD, inter-frame gap).
+struct Rates {
+    uint64_t packets = 0, bytes = 0;
+    double seconds = 0;
+    double pps() const { return seconds > 0 ? packets / seconds : 0; }
+    double l2_bps() const { return seconds > 0 ? bytes * 8.0 / seconds : 0; }
+    double l1_bps() const { return seconds > 0 ? (bytes + 20.0 * packets) * 8.0 / seconds : 0; }
+};
+
+struct Totals {
+    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, unsent = 0;
+};
+
+// Sum of the queues of one direction.
+Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d);
+uint64_t port_drops(const Snapshot& s);
+
+struct IntervalRow {
+    double t0 = 0, t1 = 0;
+    Rates tx, rx;
+    uint64_t drops = 0;         // port-level drop counters, delta
+    uint64_t backpressure = 0;  // TX partial bursts, delta
+};
+
+// Delta between two snapshots. Appends a message to `violations` for every counter that
+// went backwards (a broken invariant).
+IntervalRow interval(const std::vector<QueueId>& ids, const Snapshot& prev, const Snapshot& cur,
+                     std::vector<std::string>& violations);
+
+// Checks that hold at any time: per-direction totals equal the sum of queues (by
+// construction) and, when TX and RX are in this process, received never exceeds sent.
+void check_invariants(const std::vector<QueueId>& ids, const Snapshot& s, bool loopback,
+                      std::vector<std::string>& violations);
+
+}  // namespace lr::stats

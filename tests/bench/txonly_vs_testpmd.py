@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): linerate vs dpdk-testpmd --forward-mode=txonly, one TX core each,
+64-byte frames into net_null, alternating A/B several rounds in the same run.
+
+    sudo python3 tests/bench/txonly_vs_testpmd.py [--rounds 3] [--seconds 5] [--linerate build/src/linerate]
+
+Both tools get the same EAL core map: main lcore on CPU 0, the TX lcore on CPU 1. testpmd's
+txonly packet is 60 bytes of data (64 on the wire with FCS), like linerate's default.
+Prints Mpps per round, the medians and the ratio linerate/testpmd.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EAL = ["--vdev=net_null0", "--no-pci", "--lcores=0@0,1@1", "--in-memory", "--no-telemetry"]
+
+
+def linerate(binary, seconds):
+    with tempfile.TemporaryDirectory() as d:
+        rep = os.path.join(d, "r.json")
+        subprocess.run([binary, "run", "-q", "--tx", "net_null0", "--duration", f"{seconds}s", "--json", rep,
+                        "--"] + EAL, check=True, capture_output=True, timeout=seconds + 60)
+        with open(rep) as f:
+            return json.load(f)["totals"]["tx"]["pps"] / 1e6
+
+
+def testpmd(seconds):
+    cmd = ["timeout", "-s", "INT", str(seconds + 2), "dpdk-testpmd"] + EAL + [
+        "--", "--forward-mode=txonly", "--txpkts=60", "--nb-cores=1", "--txq=1", "--rxq=1", "--burst=32",
+        "--stats-period=1", "--txonly-multi-flow"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
+    pps = [int(x) for x in re.findall(r"Tx-pps:\s+(\d+)", p.stdout)]
+    steady = [x for x in pps[1:] if x > 0]  # drop the first, partial period
+    if not steady:
+        sys.exit(f"could not read testpmd's rate:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    return statistics.median(steady) / 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--linerate", default=os.path.join(HERE, "../../build/src/linerate"))
+    a = ap.parse_args()
+    lr, tp = [], []
+    for i in range(a.rounds):
+        lr.append(linerate(a.linerate, a.seconds))
+        tp.append(testpmd(a.seconds))
+        print(f"round {i + 1}: linerate {lr[-1]:.2f} Mpps   testpmd txonly {tp[-1]:.2f} Mpps", flush=True)
+    ml, mt = statistics.median(lr), statistics.median(tp)
+    print(f"median: linerate {ml:.2f} Mpps, testpmd txonly {mt:.2f} Mpps, ratio {ml / mt:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

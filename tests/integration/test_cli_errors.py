@@ -1,0 +1,51 @@
+"""Bad input gets a precise message and exit code 2 before anything is sent; --help explains."""
+import subprocess
+
+import lrtest
+from lrtest import check, LINERATE
+
+
+def lr(*args, expect_rc):
+    p = subprocess.run([LINERATE, *args], capture_output=True, text=True, timeout=60)
+    check(p.returncode == expect_rc, f"linerate {' '.join(args)}: exit {p.returncode}, expected {expect_rc}\n"
+                                     f"{p.stdout}\n{p.stderr}")
+    return p.stdout + p.stderr
+
+
+def bad(args, needle):
+    out = lr("run", *args, expect_rc=2)
+    check(needle in out, f"expected {needle!r} in: {out}")
+
+
+def unknown_port():
+    out = lr("run", "--tx", "net_nope0", "--count", "10", "--", "--vdev=net_null0", "--no-pci", expect_rc=2)
+    check('unknown port "net_nope0"' in out and "net_null0 (id 0)" in out, out)
+
+
+def too_many_queues():
+    out = lr("run", "--ring-pair", "a,b", "--tx", "a,queues=20", "--count", "100", "--", "--no-pci", expect_rc=2)
+    check("supports at most" in out, out)
+
+
+def help_text():
+    out = lr("run", "--help", expect_rc=0)
+    for word in ("--tx", "--rx", "queues=N", "--count", "--duration", "Exit codes", "--vdev"):
+        check(word in out, f"--help lacks {word}")
+
+
+if __name__ == "__main__":
+    r = lrtest.Results()
+    r.case("size below 64", bad, ["--tx", "p", "--size", "63"], 'invalid --size "63": must be between 64 and 9000')
+    r.case("size over 9000", bad, ["--tx", "p", "--size", "9001"], "must be between 64 and 9000")
+    r.case("zero queues", bad, ["--tx", "p,queues=0"], "must be between 1 and 128")
+    r.case("bad address", bad, ["--tx", "p", "--dst-ip", "198.18.0.256"], "--dst-ip")
+    r.case("non-benchmark address", bad, ["--tx", "p", "--dst-ip", "192.0.2.1"], "outside the benchmarking ranges")
+    r.case("no port", bad, ["--count", "5"], "no port given")
+    r.case("unknown option", bad, ["--tx", "p", "--frobnicate"], "frobnicate")
+    r.case("ipv6 tcp too small", bad, ["--tx", "p", "--ipv6", "--proto", "tcp", "--size", "64"], "minimum is 78")
+    r.case("bad ring pair", bad, ["--ring-pair", "a", "--tx", "a"], 'invalid --ring-pair "a"')
+    r.case("help", help_text)
+    lrtest.need_root_and_hugepages()
+    r.case("unknown port", unknown_port)
+    r.case("too many queues", too_many_queues)
+    r.finish()

@@ -1,0 +1,84 @@
+"""Exact counts on DPDK virtual ports: a ring port pair (TX port -> RX port in one process), a
+single net_ring vdev looping back onto itself, and
+net_null (transmit only). Received must equal sent, per queue and in total, with no drops."""
+import lrtest
+from lrtest import check, queues, run, RING_PAIR_ARGS, NO_PCI
+
+N = 1_000_000
+
+
+def ring_exact(proto, ipv6, size, nq=2):
+    args = RING_PAIR_ARGS + ["--tx", f"ring0,queues={nq}", "--rx", f"ring1,queues={nq}", "--count", str(N),
+            "--proto", proto, "--size", str(size)]
+    if ipv6:
+        args.append("--ipv6")
+    _, _, _, rep = run(args, NO_PCI)
+    t = rep["totals"]
+    check(t["tx"]["packets"] == N, f"sent {t['tx']['packets']}, expected {N}")
+    check(t["rx"]["packets"] == N, f"received {t['rx']['packets']}, expected {N}")
+    check(t["lost"] == 0, f"lost {t['lost']}")
+    check(t["tx"]["bytes"] == N * size, f"tx bytes {t['tx']['bytes']} != {N * size}")
+    check(t["rx"]["bytes"] == N * size, f"rx bytes {t['rx']['bytes']} != {N * size}")
+    tx, rx = queues(rep, "tx"), queues(rep, "rx")
+    check(len(tx) == nq and len(rx) == nq, "one worker per queue")
+    for a, b in zip(tx, rx):
+        # Ring queue i of the TX port is RX queue i of the attached port.
+        check(a["packets"] == b["packets"], f"queue {a['queue']}: tx {a['packets']} != rx {b['packets']}")
+        check(a["packets"] == N // nq, f"queue {a['queue']} sent {a['packets']}, expected {N // nq}")
+    check(sum(q["packets"] for q in tx) == t["tx"]["packets"], "sum of TX queues == total")
+    check(all(p["imissed"] == 0 and p["ierrors"] == 0 and p["rx_nombuf"] == 0 for p in rep["port_counters"]),
+          f"port drop counters: {rep['port_counters']}")
+    check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}")
+    check(rep["environment"]["dpdk_version"].startswith("DPDK"), "environment names DPDK")
+    check([p["driver"] for p in rep["environment"]["ports"]] == ["net_ring", "net_ring"], "PMDs reported")
+
+
+def ring_vdev_loopback():
+    _, _, _, rep = run(["--tx", "net_ring0,queues=2", "--rx", "net_ring0,queues=2", "--count", "300000"],
+                       ["--vdev=net_ring0", "--no-pci"])
+    for a, b in zip(queues(rep, "tx"), queues(rep, "rx")):
+        check(a["packets"] == b["packets"] == 150000, f"queue {a['queue']}: tx {a['packets']} rx {b['packets']}")
+    check(rep["totals"]["lost"] == 0 and rep["verdict"]["result"] == "pass", f"{rep['totals']} {rep['verdict']}")
+
+
+def null_tx_count():
+    _, out, _, rep = run(["--tx", "net_null0", "--count", "2500001"], ["--vdev=net_null0", "--no-pci"])
+    check(rep["totals"]["tx"]["packets"] == 2500001, f"sent {rep['totals']['tx']['packets']}")
+    check(rep["totals"]["lost"] is None, "no loss figure without an RX port")
+    check("TX total: 2500001 packets" in out, "summary printed")
+
+
+def null_tx_duration():
+    _, _, _, rep = run(["--tx", "net_null0", "--duration", "1200ms", "--interval", "250ms"],
+                       ["--vdev=net_null0", "--no-pci"])
+    iv = rep["intervals"]
+    check(len(iv) >= 4, f"expected >= 4 intervals, got {len(iv)}")
+    check(all(i["tx"]["packets"] > 0 for i in iv[:-1]), "every full interval sent packets")
+    check(sum(i["tx"]["packets"] for i in iv) == rep["totals"]["tx"]["packets"], "intervals sum to the total")
+    for i in iv:
+        if i["tx"]["packets"]:
+            check(abs(i["tx"]["l1_bps"] - i["tx"]["l2_bps"] - i["tx"]["pps"] * 160) < 1e-3 * i["tx"]["l1_bps"],
+                  "L1 = L2 + 20 bytes per frame")
+    check(1.1 < rep["totals"]["tx_seconds"] < 3.0, f"tx_seconds {rep['totals']['tx_seconds']}")
+
+
+def ring_jumbo():
+    _, _, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0", "--rx", "ring1", "--count", "20000", "--size", "9000"],
+                       NO_PCI)
+    check(rep["totals"]["rx"]["packets"] == 20000 and rep["totals"]["rx"]["bytes"] == 20000 * 9000,
+          f"jumbo totals {rep['totals']}")
+
+
+if __name__ == "__main__":
+    lrtest.need_root_and_hugepages()
+    r = lrtest.Results()
+    r.case("ring pair udp ipv4 64B x2 queues", ring_exact, "udp", False, 64)
+    r.case("ring pair tcp ipv4 64B x2 queues", ring_exact, "tcp", False, 64)
+    r.case("ring pair udp ipv6 66B x2 queues", ring_exact, "udp", True, 66)
+    r.case("ring pair tcp ipv6 78B x2 queues", ring_exact, "tcp", True, 78)
+    r.case("ring pair udp ipv4 64B x1 queue", ring_exact, "udp", False, 64, 1)
+    r.case("ring pair jumbo 9000B", ring_jumbo)
+    r.case("ring pair vdev loopback", ring_vdev_loopback)
+    r.case("net_null exact count", null_tx_count)
+    r.case("net_null duration and intervals", null_tx_duration)
+    r.finish()
