@@ -222,7 +222,9 @@ void Controller::finish(const stats::Snapshot& fin) {
     res_.rx = stats::total(res_.ids, fin, Dir::rx);
     for (size_t i = 0; i < n_; ++i) {
         const auto& q = fin.queues[i];
-        const double act = q.end_ns > q.start_ns ? (q.end_ns - q.start_ns) * 1e-9 : 0;
+        const bool rx = res_.ids[i].dir == Dir::rx;
+        const uint64_t a = rx ? q.first_pkt_ns : q.start_ns, b = rx ? q.last_pkt_ns : q.end_ns;
+        const double act = b > a ? (b - a) * 1e-9 : 0;
         res_.queues.push_back({res_.ids[i], q, act});
     }
     // The TX phase as the workers saw it: first TX worker start to last TX worker end.
@@ -233,6 +235,13 @@ void Controller::finish(const stats::Snapshot& fin) {
             t_last = std::max(t_last, q.final.end_ns);
         }
     if (t_last > t_first) res_.tx_seconds = (t_last - t_first) * 1e-9;
+    uint64_t r_first = UINT64_MAX, r_last = 0;
+    for (const auto& q : res_.queues)
+        if (q.id.dir == Dir::rx && q.final.first_pkt_ns) {
+            r_first = std::min(r_first, q.final.first_pkt_ns);
+            r_last = std::max(r_last, q.final.last_pkt_ns);
+        }
+    if (r_last > r_first) res_.rx_seconds = (r_last - r_first) * 1e-9;
     if (res_.loopback && res_.rx.packets <= res_.tx.packets) res_.lost = res_.tx.packets - res_.rx.packets;
     if (spec_.count && spec_.tx_enabled() && res_.tx.packets != *spec_.count && !aborted_ &&
         !g_stop_requested.load(std::memory_order_relaxed))

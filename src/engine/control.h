@@ -17,7 +17,7 @@ const char* verdict_str(Verdict v);
 struct QueueResult {
     stats::QueueId id;
     stats::QueueSample final;
-    double active_s = 0;  // from the worker's first to its last burst
+    double active_s = 0;  // TX: the worker's run time; RX: first to last received burst
 };
 
 struct RunResult {
@@ -26,7 +26,8 @@ struct RunResult {
     std::vector<QueueResult> queues;
     std::vector<stats::PortSample> ports;  // final port counters
     stats::Totals tx, rx;
-    double tx_seconds = 0;     // TX phase: launch to the last TX worker's end
+    double tx_seconds = 0;     // TX phase: first TX worker start to last TX worker end
+    double rx_seconds = 0;     // first to last received burst over all RX queues
     double total_seconds = 0;  // launch to the end of the drain
     double drain_seconds = 0;
     bool loopback = false;     // TX and RX ports both in this process

@@ -20,6 +20,7 @@ void print_interval(std::FILE* out, const stats::IntervalRow& row) {
 void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunResult& r) {
     fmt::print(out, "\n{:<3} {:<20} {:>5} {:>14} {:>16} {:>9} {:>9} {:>9} {:>12}\n", "dir", "port", "queue",
                "packets", "bytes(L2)", "Mpps", "L1 Gb/s", "active s", "backpressure");
+    // active s: TX, the worker's run time; RX, first to last received burst.
     for (const auto& q : r.queues) {
         stats::Rates rt{q.final.packets, q.final.bytes, q.active_s};
         fmt::print(out, "{:<3} {:<20} {:>5} {:>14} {:>16} {:>9.3f} {:>9.3f} {:>9.3f} {:>12}\n",
@@ -33,9 +34,11 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunR
                    r.tx.packets, r.tx.bytes, secs, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
     }
     if (spec.rx_enabled()) {
-        stats::Rates t{r.rx.packets, r.rx.bytes, secs};
-        fmt::print(out, "RX total: {} packets, {} bytes in {:.3f}s = {:.3f} Mpps, {:.3f} Gb/s L1, {:.3f} Gb/s L2\n",
-                   r.rx.packets, r.rx.bytes, secs, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
+        stats::Rates t{r.rx.packets, r.rx.bytes, r.rx_seconds};
+        fmt::print(out,
+                   "RX total: {} packets, {} bytes; first to last packet {:.3f}s = {:.3f} Mpps, {:.3f} Gb/s L1, "
+                   "{:.3f} Gb/s L2\n",
+                   r.rx.packets, r.rx.bytes, r.rx_seconds, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
     }
     if (r.loopback)
         fmt::print(out, "Lost: {} ({:.6f}%) after {:.3f}s drain\n", r.lost,

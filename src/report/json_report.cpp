@@ -68,7 +68,7 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
     j["port_counters"] = std::move(ports);
 
     const stats::Rates tx{r.tx.packets, r.tx.bytes, r.tx_seconds};
-    const stats::Rates rx{r.rx.packets, r.rx.bytes, r.tx_seconds};
+    const stats::Rates rx{r.rx.packets, r.rx.bytes, r.rx_seconds};
     j["totals"] = {
         {"tx", rates(tx)},
         {"rx", rates(rx)},
@@ -78,6 +78,7 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
         {"loopback", r.loopback},
         {"lost", r.loopback ? nlohmann::json(r.lost) : nlohmann::json(nullptr)},
         {"tx_seconds", r.tx_seconds},
+        {"rx_seconds", r.rx_seconds},
         {"drain_seconds", r.drain_seconds},
         {"total_seconds", r.total_seconds},
     };

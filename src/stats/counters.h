@@ -19,6 +19,8 @@ struct alignas(64) QueueCounters {
     std::atomic<uint64_t> unsent{0};        // TX: built but never accepted when the worker stopped
     std::atomic<uint64_t> start_ns{0};      // steady clock when the loop started
     std::atomic<uint64_t> end_ns{0};        // steady clock when the loop returned
+    std::atomic<uint64_t> first_pkt_ns{0};  // RX: steady clock of the first/last non-empty
+    std::atomic<uint64_t> last_pkt_ns{0};   //     burst (written when the loop returns)
     std::atomic<uint32_t> state{0};         // WorkerState (release on change)
 };
 static_assert(sizeof(QueueCounters) % 64 == 0, "QueueCounters must fill whole cache lines");

@@ -15,6 +15,8 @@ QueueSample read(const QueueCounters& c) {
     s.unsent = c.unsent.load(r);
     s.start_ns = c.start_ns.load(r);
     s.end_ns = c.end_ns.load(r);
+    s.first_pkt_ns = c.first_pkt_ns.load(r);
+    s.last_pkt_ns = c.last_pkt_ns.load(r);
     s.state = static_cast<WorkerState>(c.state.load(std::memory_order_acquire));
     return s;
 }

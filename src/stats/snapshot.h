@@ -21,7 +21,7 @@ struct QueueId {
 
 struct QueueSample {
     uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0;
-    uint64_t start_ns = 0, end_ns = 0;
+    uint64_t start_ns = 0, end_ns = 0, first_pkt_ns = 0, last_pkt_ns = 0;
     WorkerState state = WorkerState::starting;
 };
 

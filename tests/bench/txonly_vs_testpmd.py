@@ -33,7 +33,7 @@ def linerate(binary, seconds):
 def testpmd(seconds):
     cmd = ["timeout", "-s", "INT", str(seconds + 2), "dpdk-testpmd"] + EAL + [
         "--", "--forward-mode=txonly", "--txpkts=60", "--nb-cores=1", "--txq=1", "--rxq=1", "--burst=32",
-        "--stats-period=1", "--txonly-multi-flow"]
+        "--stats-period=1"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
     pps = [int(x) for x in re.findall(r"Tx-pps:\s+(\d+)", p.stdout)]
     steady = [x for x in pps[1:] if x > 0]  # drop the first, partial period

@@ -4,6 +4,7 @@
 #include "backend/dpdk/dpdk_worker.h"
 
 #include <cstring>
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -65,7 +66,7 @@ void tx_loop(const WorkerCtx& w) {
 
 void rx_loop(const WorkerCtx& w) {
     rte_mbuf* bufs[kMaxBurst];
-    uint64_t packets = 0, bytes = 0, polls = 0;
+    uint64_t packets = 0, bytes = 0, polls = 0, first_tsc = 0, last_tsc = 0;
     uint32_t idle = 0;
     auto& c = *w.counters;
     const auto& stop = w.ctl->stop_rx;
@@ -81,6 +82,8 @@ void rx_loop(const WorkerCtx& w) {
             continue;
         }
         idle = 0;
+        last_tsc = rte_rdtsc();  // a register read per burst, converted once at the end
+        if (!first_tsc) first_tsc = last_tsc;
         uint64_t b = 0;
         for (uint16_t i = 0; i < n; ++i) b += rte_pktmbuf_pkt_len(bufs[i]);
         packets += n;
@@ -88,6 +91,12 @@ void rx_loop(const WorkerCtx& w) {
         rte_pktmbuf_free_bulk(bufs, n);
         publish(c.packets, packets);
         publish(c.bytes, bytes);
+    }
+    if (first_tsc) {
+        const uint64_t now_tsc = rte_rdtsc(), now = stats::now_ns();
+        const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
+        publish(c.first_pkt_ns, now - static_cast<uint64_t>((now_tsc - first_tsc) * ns_per_tsc));
+        publish(c.last_pkt_ns, now - static_cast<uint64_t>((now_tsc - last_tsc) * ns_per_tsc));
     }
 }
 
