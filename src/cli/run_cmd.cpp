@@ -1,6 +1,7 @@
 #include "cli/run_cmd.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include "util/error.h"
 
@@ -26,7 +27,15 @@ Exit codes: 0 pass, 1 threshold failed, 2 usage error, 3 environment error, 4 in
     auto* g = "Ports";
     run->add_option("--tx", o.tx, "Transmit on PORT[,queues=N] (repeatable)")->group(g)->type_name("PORT");
     run->add_option("--rx", o.rx, "Receive and count on PORT[,queues=N] (repeatable)")->group(g)->type_name("PORT");
-    run->add_option("--backend", o.backend, "Packet I/O backend")->group(g)->capture_default_str();
+    run->add_option("--backend", o.backend, "Packet I/O: dpdk (ports are DPDK devices) or afxdp (ports are "
+                                            "kernel interfaces, AF_XDP sockets, no DPDK or hugepages)")
+        ->group(g)->capture_default_str();
+    run->add_option("--xdp-mode", o.xdp_mode, "afxdp: attach the XDP receive program native, skb, or auto")
+        ->group(g)->capture_default_str();
+    run->add_option("--xsk-mode", o.xsk_mode, "afxdp: AF_XDP sockets in copy, zero-copy, or auto mode")
+        ->group(g)->capture_default_str();
+    run->add_option("--cpus", o.cpus, "Worker CPUs in worker order (TX ports' queues first), e.g. 1,0")
+        ->group(g)->type_name("LIST");
     run->add_option("--ring-pair", o.ring_pairs,
                     "Create two in-memory ring ports A and B wired to each other (A's TX queue i is B's RX "
                     "queue i; up to 16 queues)")
@@ -80,6 +89,17 @@ spec::RunSpec to_spec(const RunOptions& o) {
     using spec::parse_uint;
     spec::RunSpec s;
     s.backend = o.backend;
+    s.xdp_mode = o.xdp_mode;
+    s.xsk_mode = o.xsk_mode;
+    if (!o.cpus.empty()) {
+        size_t pos = 0;
+        while (pos <= o.cpus.size()) {
+            size_t comma = o.cpus.find(',', pos);
+            if (comma == std::string::npos) comma = o.cpus.size();
+            s.cpus.push_back(static_cast<int>(parse_uint(o.cpus.substr(pos, comma - pos), "--cpus", 0, CPU_SETSIZE - 1)));
+            pos = comma + 1;
+        }
+    }
     for (const auto& t : o.tx) s.tx.push_back(spec::parse_port_queues(t, "--tx"));
     for (const auto& r : o.rx) s.rx.push_back(spec::parse_port_queues(r, "--rx"));
     s.eal_args = o.eal;

@@ -11,12 +11,18 @@
 #ifdef LINERATE_HAVE_DPDK
 #include "backend/dpdk/dpdk_backend.h"
 #endif
+#ifdef LINERATE_HAVE_AFXDP
+#include "backend/afxdp/afxdp_backend.h"
+#endif
 
 namespace lr::engine {
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
 #ifdef LINERATE_HAVE_DPDK
     if (name == "dpdk") return dpdk::make_dpdk_backend();
+#endif
+#ifdef LINERATE_HAVE_AFXDP
+    if (name == "afxdp") return afxdp::make_afxdp_backend();
 #endif
     throw UsageError(fmt::format("backend \"{}\" is not available in this build", name));
 }

@@ -45,6 +45,7 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                           {"backpressure", q.final.backpressure},
                           {"no_buffer", q.final.no_buffer},
                           {"unsent", q.final.unsent},
+                          {"tx_errors", q.final.tx_errors},
                           {"active_s", q.active_s},
                           {"pps", rt.pps()},
                           {"l1_bps", rt.l1_bps()},
@@ -63,7 +64,19 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                          {"imissed", p.imissed},
                          {"ierrors", p.ierrors},
                          {"oerrors", p.oerrors},
-                         {"rx_nombuf", p.rx_nombuf}});
+                         {"rx_nombuf", p.rx_nombuf},
+                         {"xdp",
+                          {{"received", p.xdp_received},
+                           {"redirected", p.xdp_redirected},
+                           {"passed", p.xdp_passed},
+                           {"redirect_failed", p.xdp_redirect_failed}}},
+                         {"xsk",
+                          {{"rx_dropped", p.xsk_rx_dropped},
+                           {"rx_ring_full", p.xsk_rx_ring_full},
+                           {"rx_fill_ring_empty", p.xsk_rx_fill_empty},
+                           {"rx_invalid_descs", p.xsk_rx_invalid},
+                           {"tx_invalid_descs", p.xsk_tx_invalid},
+                           {"tx_ring_empty_descs", p.xsk_tx_ring_empty}}}});
     }
     j["port_counters"] = std::move(ports);
 

@@ -30,8 +30,17 @@ uint32_t RunSpec::tx_queue_total() const { return sum_queues(tx); }
 uint32_t RunSpec::rx_queue_total() const { return sum_queues(rx); }
 
 void RunSpec::validate() const {
-    if (backend != "dpdk")
-        throw UsageError(fmt::format("unknown backend \"{}\" (available: dpdk)", backend));
+    if (backend != "dpdk" && backend != "afxdp")
+        throw UsageError(fmt::format("unknown backend \"{}\" (available: dpdk, afxdp)", backend));
+    if (xdp_mode != "auto" && xdp_mode != "native" && xdp_mode != "skb")
+        throw UsageError(fmt::format("invalid --xdp-mode \"{}\": expected auto, native or skb", xdp_mode));
+    if (xsk_mode != "auto" && xsk_mode != "copy" && xsk_mode != "zero-copy")
+        throw UsageError(fmt::format("invalid --xsk-mode \"{}\": expected auto, copy or zero-copy", xsk_mode));
+    if (!ring_pairs.empty() && backend != "dpdk") throw UsageError("--ring-pair needs --backend dpdk");
+    if (backend == "afxdp" && frame.frame_size > kAfxdpMaxFrame)
+        throw UsageError(fmt::format("--size {} is too large for the afxdp backend (at most {} bytes: one UMEM "
+                                     "chunk); use --backend dpdk for jumbo frames",
+                                     frame.frame_size, kAfxdpMaxFrame));
     if (tx.empty() && rx.empty())
         throw UsageError("no port given: name at least one port with --tx PORT or --rx PORT");
     check_unique(tx, "--tx");
@@ -87,6 +96,9 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
         {"tx", ports(s.tx)},
         {"rx", ports(s.rx)},
         {"eal_args", s.eal_args},
+        {"xdp_mode", s.xdp_mode},
+        {"xsk_mode", s.xsk_mode},
+        {"cpus", s.cpus},
         {"ring_pairs", s.ring_pairs},
         {"frame",
          {{"size", f.frame_size},

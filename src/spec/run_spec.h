@@ -14,6 +14,9 @@
 
 namespace lr::spec {
 
+// AF_XDP: a frame must fit one 4096-byte UMEM chunk after the kernel's 256-byte headroom.
+inline constexpr unsigned kAfxdpMaxFrame = 4096 - 256 + 4;
+
 struct RunSpec {
     std::string backend = "dpdk";
     std::vector<PortQueues> tx;  // ports that transmit, with their TX queue counts
@@ -22,6 +25,10 @@ struct RunSpec {
     // DPDK: pairs of in-memory ring ports created after EAL init; A's TX queue i is B's RX
     // queue i and vice versa (16 queues each).
     std::vector<std::pair<std::string, std::string>> ring_pairs;
+
+    std::string xdp_mode = "auto";  // afxdp: auto | native | skb
+    std::string xsk_mode = "auto";  // afxdp: auto | copy | zero-copy
+    std::vector<int> cpus;          // worker CPUs in order; empty = automatic
 
     packet::FrameSpec frame;  // base frame; flows vary it
     uint32_t flows = 0;       // 0 = one flow per TX queue

@@ -13,6 +13,7 @@ QueueSample read(const QueueCounters& c) {
     s.no_buffer = c.no_buffer.load(r);
     s.polls = c.polls.load(r);
     s.unsent = c.unsent.load(r);
+    s.tx_errors = c.tx_errors.load(r);
     s.start_ns = c.start_ns.load(r);
     s.end_ns = c.end_ns.load(r);
     s.first_pkt_ns = c.first_pkt_ns.load(r);

@@ -20,7 +20,7 @@ struct QueueId {
 };
 
 struct QueueSample {
-    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0;
+    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0, tx_errors = 0;
     uint64_t start_ns = 0, end_ns = 0, first_pkt_ns = 0, last_pkt_ns = 0;
     WorkerState state = WorkerState::starting;
 };
@@ -29,7 +29,14 @@ struct QueueSample {
 struct PortSample {
     uint64_t ipackets = 0, opackets = 0, ibytes = 0, obytes = 0;
     uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
-    uint64_t drops() const { return imissed + ierrors + oerrors + rx_nombuf; }
+    // AF_XDP only: the XDP program's per-queue counters and the sockets' XDP_STATISTICS,
+    // summed over the port's queues. Host-side drops, told apart from network loss.
+    uint64_t xdp_received = 0, xdp_redirected = 0, xdp_passed = 0, xdp_redirect_failed = 0;
+    uint64_t xsk_rx_dropped = 0, xsk_rx_ring_full = 0, xsk_rx_fill_empty = 0, xsk_rx_invalid = 0;
+    uint64_t xsk_tx_invalid = 0, xsk_tx_ring_empty = 0;
+    uint64_t drops() const {
+        return imissed + ierrors + oerrors + rx_nombuf + xdp_redirect_failed + xsk_rx_dropped + xsk_rx_ring_full;
+    }
 };
 
 struct Snapshot {

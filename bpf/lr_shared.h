@@ -1,0 +1,25 @@
+/* Structures and constants shared by linerate's BPF programs and its C++ code.
+ * The only definition of these layouts: C++ includes this header and static_asserts them. */
+#ifndef LR_SHARED_H
+#define LR_SHARED_H
+
+#include <linux/types.h>
+
+#define LR_MAX_QUEUES 64
+
+/* Per receive queue counters of the XDP receive program (a per-CPU array indexed by
+ * rx_queue_index; user space sums the CPUs). */
+struct lr_xdp_qstats {
+    __u64 received;        /* every frame the program saw on this queue */
+    __u64 redirected;      /* linerate test frames handed to the queue's XSK socket */
+    __u64 passed;          /* everything else (ARP, ND, other traffic) passed to the kernel */
+    __u64 redirect_failed; /* test frames with no socket on this queue: dropped */
+};
+
+/* Verdict classes for the classifier (also used by the C++ side in tests). */
+enum lr_class {
+    LR_CLASS_FOREIGN = 0,
+    LR_CLASS_OURS = 1,
+};
+
+#endif

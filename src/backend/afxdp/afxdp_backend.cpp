@@ -1,0 +1,264 @@
+#include "backend/afxdp/afxdp_backend.h"
+
+#include <algorithm>
+#include <bpf/libbpf.h>
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <thread>
+
+#include "backend/afxdp/netdev.h"
+#include "backend/afxdp/xdp_prog.h"
+#include "backend/afxdp/xsk_queue.h"
+#include "util/error.h"
+
+namespace lr::afxdp {
+namespace {
+
+struct Port {
+    NetdevInfo nd;
+    engine::PortInfo info;
+    uint16_t ntx = 0, nrx = 0;
+    std::unique_ptr<XdpRxProgram> prog;
+    std::vector<std::unique_ptr<XskQueue>> txq, rxq;
+};
+
+std::vector<int> allowed_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    if (cpus.empty()) cpus.push_back(0);
+    return cpus;
+}
+
+class AfxdpBackend final : public engine::Backend {
+public:
+    ~AfxdpBackend() override { close(); }
+    std::string name() const override { return "afxdp"; }
+    void open(const spec::RunSpec& spec) override;
+    const std::vector<engine::PortInfo>& ports() const override { return infos_; }
+    unsigned port_index(const std::string& name) const override {
+        for (unsigned i = 0; i < infos_.size(); ++i)
+            if (infos_[i].name == name) return i;
+        throw UsageError(fmt::format("port \"{}\" was not opened", name));
+    }
+    void launch(const std::vector<engine::WorkerPlan>& plans, engine::RunControl& ctl) override;
+    void join() override {
+        for (auto& t : threads_)
+            if (t.joinable()) t.join();
+        threads_.clear();
+    }
+    stats::PortSample port_sample(unsigned i) const override;
+    nlohmann::json environment() const override;
+    void close() override {
+        join();
+        ports_.clear();  // sockets first, then the program (its link closes: detached)
+    }
+
+private:
+    const spec::RunSpec* spec_ = nullptr;
+    std::vector<Port> ports_;
+    std::vector<engine::PortInfo> infos_;
+    std::vector<std::thread> threads_;
+    std::vector<int> worker_cpus_;
+};
+
+void AfxdpBackend::open(const spec::RunSpec& spec) {
+    spec_ = &spec;
+    // UMEM pinning counts against RLIMIT_MEMLOCK on older kernels; lift it if we may.
+    rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
+    setrlimit(RLIMIT_MEMLOCK, &unlimited);
+
+    auto add = [&](const spec::PortQueues& pq, bool tx) {
+        auto it = std::find_if(ports_.begin(), ports_.end(), [&](const Port& p) { return p.nd.name == pq.port; });
+        if (it == ports_.end()) {
+            ports_.emplace_back();
+            it = ports_.end() - 1;
+            it->nd = netdev_info(pq.port);
+        }
+        (tx ? it->ntx : it->nrx) = pq.queues;
+    };
+    for (const auto& pq : spec.tx) add(pq, true);
+    for (const auto& pq : spec.rx) add(pq, false);
+
+    const auto& f = spec.frame;
+    const unsigned l3 = f.frame_size - 18 - (f.vlan ? 4 : 0);
+    for (auto& p : ports_) {
+        const auto& nd = p.nd;
+        if (p.ntx && p.nrx)
+            throw UsageError(fmt::format("afxdp: {} is named with both --tx and --rx; one AF_XDP socket per queue "
+                                         "cannot be shared by two workers yet (use two interfaces, e.g. a veth pair)",
+                                         nd.name));
+        const unsigned avail = p.ntx ? nd.tx_queues : nd.rx_queues;
+        if (std::max(p.ntx, p.nrx) > avail)
+            throw UsageError(fmt::format("interface {} has {} {} queues; {} requested", nd.name, avail,
+                                         p.ntx ? "TX" : "RX", std::max(p.ntx, p.nrx)));
+        if (std::max(p.ntx, p.nrx) > LR_MAX_QUEUES)
+            throw UsageError(fmt::format("afxdp supports at most {} queues per interface", LR_MAX_QUEUES));
+        if (l3 > nd.mtu)
+            throw UsageError(fmt::format("frame size {} needs MTU {} but {} has MTU {}", f.frame_size, l3, nd.name,
+                                         nd.mtu));
+        if (!spec.force && carries_default_route(nd.name))
+            throw UsageError(fmt::format("{} carries the default route; linerate refuses to flood it unless you pass "
+                                         "--force",
+                                         nd.name));
+        if (!nd.up) throw EnvError(fmt::format("interface {} is down (ip link set dev {} up)", nd.name, nd.name));
+    }
+
+    const XdpMode xmode = parse_xdp_mode(spec.xdp_mode);
+    const CopyMode cmode = parse_copy_mode(spec.xsk_mode);
+    RxMatch match;
+    match.udp = f.l4 == packet::L4::udp;
+    match.tcp = f.l4 == packet::L4::tcp;
+    const uint32_t nflows = spec.effective_flows();
+    const bool vary_dport = nflows > 1 && (spec.vary & flow::vary_dst_port);
+    match.dst_port_lo = f.dst_port;
+    match.dst_port_hi = static_cast<uint16_t>(vary_dport ? f.dst_port + nflows - 1 : f.dst_port);
+
+    for (auto& p : ports_) {
+        XskConfig xc;
+        xc.ifname = p.nd.name;
+        xc.ring = spec.descriptors;
+        xc.frames = std::max<uint32_t>(4096, 4 * spec.descriptors);
+        xc.mode = cmode;
+        if (p.nrx) {
+            p.prog = std::make_unique<XdpRxProgram>(match);
+            for (uint16_t q = 0; q < p.nrx; ++q) {
+                xc.queue = q;
+                xc.rx = true;
+                p.rxq.push_back(std::make_unique<XskQueue>(xc));
+                p.prog->add_socket(q, p.rxq.back()->fd());
+            }
+            p.prog->attach(p.nd.name, p.nd.ifindex, xmode);  // sockets are in the map before traffic flows
+        }
+        for (uint16_t q = 0; q < p.ntx; ++q) {
+            xc.queue = q;
+            xc.rx = false;
+            xc.tx = true;
+            p.txq.push_back(std::make_unique<XskQueue>(xc));
+        }
+        p.info.name = p.nd.name;
+        p.info.driver = p.nd.driver;
+        p.info.id = static_cast<uint16_t>(p.nd.ifindex);
+        p.info.tx_queues = p.ntx;
+        p.info.rx_queues = p.nrx;
+        p.info.mac = p.nd.mac;
+        p.info.link_up = p.nd.up;
+        infos_.push_back(p.info);
+    }
+}
+
+void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::RunControl& ctl) {
+    const auto& spec = *spec_;
+    const auto cpus = spec.cpus.empty() ? allowed_cpus() : spec.cpus;
+    const bool oversubscribed = allowed_cpus().size() < plans.size() + 1;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const auto& pl = plans[i];
+        auto& port = ports_[pl.id.port_index];
+        XskQueue* q = (pl.id.dir == stats::Dir::tx ? port.txq : port.rxq)[pl.id.queue].get();
+        if (pl.id.dir == stats::Dir::tx) {
+            std::vector<std::vector<uint8_t>> frames;
+            for (const auto& fs : pl.flows) frames.push_back(packet::build_frame(fs));
+            q->load_templates(frames);
+        }
+        XskQueue::LoopCtx c;
+        c.burst = spec.burst;
+        c.count = pl.count;
+        c.frame_len = spec.frame.frame_size - packet::kFcsLen;
+        c.wire_bytes = spec.frame.frame_size;
+        c.yield_when_idle = oversubscribed;
+        c.counters = pl.counters;
+        c.ctl = &ctl;
+        // Worker i on CPU list[(i+1) mod n] (automatic: the first CPU is left to the control
+        // thread), or exactly the CPUs of --cpus in order.
+        const int cpu = spec.cpus.empty() ? cpus[(i + 1) % cpus.size()] : cpus[i % cpus.size()];
+        worker_cpus_.push_back(cpu);
+        const bool tx = pl.id.dir == stats::Dir::tx;
+        threads_.emplace_back([q, c, tx] {
+            stats::set_state(*c.counters, stats::WorkerState::running);
+            bool ok = true;
+            if (tx) ok = q->tx_loop(c);
+            else q->rx_loop(c);
+            stats::set_state(*c.counters, ok ? stats::WorkerState::finished : stats::WorkerState::failed);
+        });
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
+    }
+}
+
+stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
+    stats::PortSample s;
+    if (i >= ports_.size()) return s;
+    const auto& p = ports_[i];
+    const auto& n = p.nd.name;
+    s.ipackets = netdev_stat(n, "rx_packets").value_or(0);
+    s.opackets = netdev_stat(n, "tx_packets").value_or(0);
+    s.ibytes = netdev_stat(n, "rx_bytes").value_or(0);
+    s.obytes = netdev_stat(n, "tx_bytes").value_or(0);
+    s.ierrors = netdev_stat(n, "rx_errors").value_or(0);
+    s.oerrors = netdev_stat(n, "tx_errors").value_or(0);
+    if (p.prog)
+        for (uint32_t q = 0; q < p.nrx; ++q) {
+            const auto st = p.prog->queue_stats(q);
+            s.xdp_received += st.received;
+            s.xdp_redirected += st.redirected;
+            s.xdp_passed += st.passed;
+            s.xdp_redirect_failed += st.redirect_failed;
+        }
+    for (const auto* v : {&p.rxq, &p.txq})
+        for (const auto& q : *v) {
+            const auto x = q->stats();
+            s.xsk_rx_dropped += x.rx_dropped;
+            s.xsk_rx_ring_full += x.rx_ring_full;
+            s.xsk_rx_fill_empty += x.rx_fill_ring_empty_descs;
+            s.xsk_rx_invalid += x.rx_invalid_descs;
+            s.xsk_tx_invalid += x.tx_invalid_descs;
+            s.xsk_tx_ring_empty += x.tx_ring_empty_descs;
+        }
+    return s;
+}
+
+nlohmann::json AfxdpBackend::environment() const {
+    auto ports = nlohmann::json::array();
+    for (const auto& p : ports_) {
+        auto socks = nlohmann::json::array();
+        for (const auto* v : {&p.txq, &p.rxq})
+            for (const auto& q : *v)
+                socks.push_back({{"queue", q->config().queue},
+                                 {"dir", q->config().tx ? "tx" : "rx"},
+                                 {"requested", copy_mode_str(q->config().mode)},
+                                 {"obtained", q->zero_copy() ? "zero-copy" : "copy"}});
+        ports.push_back({{"name", p.nd.name},
+                         {"ifindex", p.nd.ifindex},
+                         {"driver", p.nd.driver},
+                         {"mac", p.nd.mac},
+                         {"mtu", p.nd.mtu},
+                         {"queues_available", {{"rx", p.nd.rx_queues}, {"tx", p.nd.tx_queues}}},
+                         {"tx_queues", p.ntx},
+                         {"rx_queues", p.nrx},
+                         {"xdp_mode",
+                          p.prog ? nlohmann::json{{"requested", spec_->xdp_mode},
+                                                  {"obtained", xdp_mode_str(p.prog->attached_mode())},
+                                                  {"prog_id", p.prog->prog_id()},
+                                                  {"attach", "bpf_link"}}
+                                 : nlohmann::json(nullptr)},
+                         {"sockets", socks}});
+    }
+    return {{"backend", "afxdp"},
+            {"libbpf_version", fmt::format("{}.{}", libbpf_major_version(), libbpf_minor_version())},
+            {"libxdp_version", LINERATE_LIBXDP_VERSION},
+            {"worker_cpus", worker_cpus_},
+            {"ports", ports}};
+}
+
+}  // namespace
+
+std::unique_ptr<engine::Backend> make_afxdp_backend() { return std::make_unique<AfxdpBackend>(); }
+
+}  // namespace lr::afxdp

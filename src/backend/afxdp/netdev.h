@@ -1,0 +1,26 @@
+// Linux network interface facts and counters (ethtool ioctls, /sys/class/net).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lr::afxdp {
+
+struct NetdevInfo {
+    std::string name;
+    unsigned ifindex = 0;
+    std::string driver;  // ethtool GDRVINFO, "" when unknown
+    unsigned rx_queues = 0, tx_queues = 0;
+    unsigned mtu = 0;
+    bool up = false;
+    std::string mac;
+};
+
+// Throws EnvError when the interface does not exist.
+NetdevInfo netdev_info(const std::string& ifname);
+// One counter from /sys/class/net/IF/statistics/NAME, nullopt if unreadable.
+std::optional<uint64_t> netdev_stat(const std::string& ifname, const char* name);
+// True when the interface carries a default route (IPv4 or IPv6) in this namespace.
+bool carries_default_route(const std::string& ifname);
+
+}  // namespace lr::afxdp

@@ -1,0 +1,253 @@
+// AF_XDP hot loops. Per burst: reap completions, reserve, fill descriptors, submit, and kick
+// only when the kernel asks (needs_wakeup). ENOBUFS/EAGAIN/EBUSY/ENETDOWN on a kick are
+// transient: counted, never fatal. No allocation, lock or log per packet.
+#include "backend/afxdp/xsk_queue.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <xdp/xsk.h>
+
+#include "util/error.h"
+
+namespace lr::afxdp {
+
+struct XskQueue::Rings {
+    xsk_ring_prod fill{}, tx{};
+    xsk_ring_cons comp{}, rx{};
+};
+
+const char* copy_mode_str(CopyMode m) {
+    switch (m) {
+        case CopyMode::auto_mode: return "auto";
+        case CopyMode::copy: return "copy";
+        case CopyMode::zero_copy: return "zero-copy";
+    }
+    return "?";
+}
+
+CopyMode parse_copy_mode(const std::string& s) {
+    if (s == "auto") return CopyMode::auto_mode;
+    if (s == "copy") return CopyMode::copy;
+    if (s == "zero-copy" || s == "zc") return CopyMode::zero_copy;
+    throw UsageError(fmt::format("invalid --xsk-mode \"{}\": expected auto, copy or zero-copy", s));
+}
+
+XskQueue::XskQueue(const XskConfig& cfg) : cfg_(cfg), r_(new Rings) {
+    umem_size_ = static_cast<size_t>(cfg.frames) * kChunk;
+    umem_area_ = mmap(nullptr, umem_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (umem_area_ == MAP_FAILED) {
+        umem_area_ = nullptr;
+        delete r_;
+        throw EnvError(fmt::format("couldn't map {} MiB of UMEM for {} queue {}: {}", umem_size_ >> 20, cfg.ifname,
+                                   cfg.queue, std::strerror(errno)));
+    }
+    xsk_umem_config uc{};
+    uc.fill_size = 2 * cfg.ring;
+    uc.comp_size = 2 * cfg.ring;
+    uc.frame_size = kChunk;
+    uc.frame_headroom = 0;
+    if (int err = xsk_umem__create(&umem_, umem_area_, umem_size_, &r_->fill, &r_->comp, &uc); err) {
+        munmap(umem_area_, umem_size_);
+        delete r_;
+        throw EnvError(fmt::format("couldn't register UMEM for {} queue {}: {}", cfg.ifname, cfg.queue,
+                                   std::strerror(-err)));
+    }
+    auto create = [&](uint16_t bind) {
+        xsk_socket_config sc{};
+        sc.rx_size = cfg.rx ? cfg.ring : 0;
+        sc.tx_size = cfg.tx ? cfg.ring : 0;
+        sc.libbpf_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // our own program, our own XSKMAP
+        sc.bind_flags = static_cast<uint16_t>(bind | XDP_USE_NEED_WAKEUP);
+        return xsk_socket__create(&xsk_, cfg.ifname.c_str(), cfg.queue, umem_, cfg.rx ? &r_->rx : nullptr,
+                                  cfg.tx ? &r_->tx : nullptr, &sc);
+    };
+    int err = 0;
+    if (cfg.mode == CopyMode::copy) {
+        err = create(XDP_COPY);
+    } else {
+        err = create(XDP_ZEROCOPY);
+        zero_copy_ = err == 0;
+        if (err && cfg.mode == CopyMode::auto_mode) err = create(XDP_COPY);
+    }
+    if (err) {
+        xsk_umem__delete(umem_);
+        munmap(umem_area_, umem_size_);
+        delete r_;
+        const char* hint = cfg.mode == CopyMode::zero_copy
+                               ? " (the driver has no zero-copy AF_XDP support here; use --xsk-mode auto or copy)"
+                               : "";
+        throw EnvError(fmt::format("couldn't create the {} AF_XDP socket on {} queue {}: {}{}",
+                                   copy_mode_str(cfg.mode), cfg.ifname, cfg.queue, std::strerror(-err), hint));
+    }
+}
+
+XskQueue::~XskQueue() {
+    if (xsk_) xsk_socket__delete(xsk_);
+    if (umem_) xsk_umem__delete(umem_);
+    if (umem_area_) munmap(umem_area_, umem_size_);
+    delete r_;
+}
+
+int XskQueue::fd() const { return xsk_socket__fd(xsk_); }
+
+xdp_statistics XskQueue::stats() const {
+    xdp_statistics s{};
+    socklen_t len = sizeof(s);
+    if (getsockopt(fd(), SOL_XDP, XDP_STATISTICS, &s, &len) != 0) s = {};
+    return s;
+}
+
+void XskQueue::load_templates(const std::vector<std::vector<uint8_t>>& frames) {
+    auto* base = static_cast<uint8_t*>(umem_area_);
+    for (uint32_t i = 0; i < cfg_.frames; ++i) {
+        const auto& f = frames[i % frames.size()];
+        std::memcpy(base + static_cast<size_t>(i) * kChunk, f.data(), f.size());
+    }
+}
+
+namespace {
+
+using stats::publish;
+
+bool transient(int err) { return err == ENOBUFS || err == EAGAIN || err == EBUSY || err == ENETDOWN; }
+
+}  // namespace
+
+bool XskQueue::tx_loop(const LoopCtx& c) {
+    auto& ctr = *c.counters;
+    // Free UMEM chunks: a stack of addresses. Chunks hold ready frames; only descriptors move.
+    std::vector<uint64_t> free_chunks(cfg_.frames);
+    for (uint32_t i = 0; i < cfg_.frames; ++i) free_chunks[i] = static_cast<uint64_t>(cfg_.frames - 1 - i) * kChunk;
+    size_t nfree = free_chunks.size();
+    uint64_t submitted = 0, completed = 0, backpressure = 0, no_buffer = 0, kick_errors = 0, polls = 0;
+    uint32_t blocked = 0;
+    const int sfd = fd();
+    auto reap = [&] {
+        uint32_t idx = 0;
+        const uint32_t n = xsk_ring_cons__peek(&r_->comp, 2 * cfg_.ring, &idx);
+        for (uint32_t i = 0; i < n; ++i) free_chunks[nfree++] = *xsk_ring_cons__comp_addr(&r_->comp, idx + i);
+        if (n) xsk_ring_cons__release(&r_->comp, n);
+        completed += n;
+        return n;
+    };
+    bool fatal = false;
+    auto kick = [&] {
+        if (!xsk_ring_prod__needs_wakeup(&r_->tx)) return;
+        if (sendto(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0) {
+            ++kick_errors;  // transient ones are only counted; anything else ends the worker
+            if (!transient(errno)) fatal = true;
+        }
+    };
+    const auto& stop = c.ctl->stop_tx;
+    while (!stop.load(std::memory_order_relaxed) && !fatal) {
+        ++polls;
+        reap();
+        uint64_t want = c.burst;
+        if (c.count) {
+            if (submitted >= c.count) {
+                if (completed >= c.count) break;
+                kick();
+                publish(ctr.packets, completed);
+                publish(ctr.bytes, completed * c.wire_bytes);
+                publish(ctr.polls, polls);
+                continue;
+            }
+            want = std::min<uint64_t>(want, c.count - submitted);
+        }
+        if (nfree < want) {
+            ++no_buffer;  // every chunk is in flight: the kernel has not completed them yet
+            want = nfree;
+        }
+        uint32_t idx = 0;
+        const uint32_t got = want ? xsk_ring_prod__reserve(&r_->tx, static_cast<uint32_t>(want), &idx) : 0;
+        if (got < want) ++backpressure;
+        for (uint32_t i = 0; i < got; ++i) {
+            xdp_desc* d = xsk_ring_prod__tx_desc(&r_->tx, idx + i);
+            d->addr = free_chunks[--nfree];
+            d->len = c.frame_len;
+            d->options = 0;
+        }
+        if (got) xsk_ring_prod__submit(&r_->tx, got);
+        submitted += got;
+        kick();
+        if (got == 0 && c.yield_when_idle && ++blocked >= 64) {
+            blocked = 0;
+            sched_yield();
+        }
+        publish(ctr.packets, completed);  // what the kernel completed = what the device took
+        publish(ctr.bytes, completed * c.wire_bytes);
+        publish(ctr.backpressure, backpressure);
+        publish(ctr.no_buffer, no_buffer);
+        publish(ctr.tx_errors, kick_errors);
+        publish(ctr.polls, polls);
+    }
+    // Let descriptors already submitted complete (bounded), so they are counted as sent.
+    const uint64_t deadline = stats::now_ns() + 200'000'000;
+    while (!fatal && completed < submitted && stats::now_ns() < deadline) {
+        if (reap() == 0) kick();
+    }
+    publish(ctr.packets, completed);
+    publish(ctr.bytes, completed * c.wire_bytes);
+    publish(ctr.tx_errors, kick_errors);
+    publish(ctr.unsent, submitted - completed);
+    return !fatal;
+}
+
+void XskQueue::rx_loop(const LoopCtx& c) {
+    auto& ctr = *c.counters;
+    // Hand every chunk to the kernel through the fill ring (as much as the ring takes).
+    {
+        const uint32_t n = std::min(cfg_.frames, 2 * cfg_.ring);
+        uint32_t idx = 0;
+        const uint32_t got = xsk_ring_prod__reserve(&r_->fill, n, &idx);
+        for (uint32_t i = 0; i < got; ++i) *xsk_ring_prod__fill_addr(&r_->fill, idx + i) = static_cast<uint64_t>(i) * kChunk;
+        xsk_ring_prod__submit(&r_->fill, got);
+    }
+    uint64_t packets = 0, bytes = 0, polls = 0, first = 0, last = 0;
+    uint32_t idle = 0;
+    const int sfd = fd();
+    const auto& stop = c.ctl->stop_rx;
+    while (!stop.load(std::memory_order_relaxed)) {
+        publish(ctr.polls, ++polls);
+        uint32_t idx = 0;
+        const uint32_t n = xsk_ring_cons__peek(&r_->rx, c.burst, &idx);
+        if (n == 0) {
+            if (xsk_ring_prod__needs_wakeup(&r_->fill)) recvfrom(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+            if (c.yield_when_idle && ++idle >= 64) {
+                idle = 0;
+                sched_yield();
+            }
+            continue;
+        }
+        idle = 0;
+        last = stats::now_ns();  // vDSO clock read once per burst
+        if (!first) first = last;
+        uint32_t fidx = 0;
+        while (xsk_ring_prod__reserve(&r_->fill, n, &fidx) != n) {
+            // Cannot happen while we recycle exactly what we take; bounded by the stop flag.
+            if (stop.load(std::memory_order_relaxed)) break;
+        }
+        uint64_t b = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            const xdp_desc* d = xsk_ring_cons__rx_desc(&r_->rx, idx + i);
+            b += d->len;
+            *xsk_ring_prod__fill_addr(&r_->fill, fidx + i) = xsk_umem__extract_addr(d->addr);
+        }
+        xsk_ring_prod__submit(&r_->fill, n);
+        xsk_ring_cons__release(&r_->rx, n);
+        packets += n;
+        bytes += b + 4ull * n;  // + FCS
+        publish(ctr.packets, packets);
+        publish(ctr.bytes, bytes);
+    }
+    if (first) {
+        publish(ctr.first_pkt_ns, first);
+        publish(ctr.last_pkt_ns, last);
+    }
+}
+
+}  // namespace lr::afxdp

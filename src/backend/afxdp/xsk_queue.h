@@ -1,0 +1,70 @@
+// One AF_XDP socket with its own UMEM, bound to one (interface, queue), owned by one worker.
+#pragma once
+#include <cstdint>
+#include <linux/if_xdp.h>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+
+struct xsk_socket;
+struct xsk_umem;
+
+namespace lr::afxdp {
+
+enum class CopyMode { auto_mode, copy, zero_copy };
+const char* copy_mode_str(CopyMode m);
+CopyMode parse_copy_mode(const std::string& s);  // throws UsageError
+
+inline constexpr uint32_t kChunk = 4096;  // UMEM frame size
+inline constexpr uint32_t kMaxFrameLen = kChunk - 256;  // minus XDP_PACKET_HEADROOM on receive
+
+struct XskConfig {
+    std::string ifname;
+    uint32_t queue = 0;
+    bool tx = false, rx = false;
+    uint32_t ring = 1024;     // RX/TX ring size; fill and completion rings are twice that
+    uint32_t frames = 4096;   // UMEM chunks
+    CopyMode mode = CopyMode::auto_mode;
+};
+
+class XskQueue {
+public:
+    explicit XskQueue(const XskConfig& cfg);  // throws EnvError with the kernel's reason
+    ~XskQueue();
+    XskQueue(const XskQueue&) = delete;
+    XskQueue& operator=(const XskQueue&) = delete;
+
+    int fd() const;
+    bool zero_copy() const { return zero_copy_; }
+    const XskConfig& config() const { return cfg_; }
+    xdp_statistics stats() const;  // getsockopt(XDP_STATISTICS); zeros when unavailable
+
+    // TX: writes frame (i mod frames.size()) into every UMEM chunk, once.
+    void load_templates(const std::vector<std::vector<uint8_t>>& frames);
+
+    struct LoopCtx {
+        uint32_t burst = 32;
+        uint64_t count = 0;          // TX: 0 = until stop
+        uint32_t frame_len = 60;     // TX descriptor length (frame without FCS)
+        uint32_t wire_bytes = 64;    // TX: frame incl. FCS
+        bool yield_when_idle = false;
+        stats::QueueCounters* counters = nullptr;
+        const engine::RunControl* ctl = nullptr;
+    };
+    // Returns false when a non-transient send error ended the loop.
+    bool tx_loop(const LoopCtx& c);
+    void rx_loop(const LoopCtx& c);
+
+private:
+    struct Rings;
+    XskConfig cfg_;
+    void* umem_area_ = nullptr;
+    size_t umem_size_ = 0;
+    xsk_umem* umem_ = nullptr;
+    xsk_socket* xsk_ = nullptr;
+    Rings* r_ = nullptr;
+    bool zero_copy_ = false;
+};
+
+}  // namespace lr::afxdp
