@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include "cli/run_cmd.h"
+#ifdef LINERATE_HAVE_AFXDP
+#include "cli/probe_cmd.h"
+#endif
 #include "engine/control.h"
 #include "engine/run.h"
 #include "util/error.h"
@@ -16,12 +19,16 @@ void on_signal(int) { lr::engine::request_stop(); }
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"linerate: line-rate traffic generator and counter (DPDK)", "linerate"};
+    CLI::App app{"linerate: line-rate traffic generator and counter (DPDK and AF_XDP)", "linerate"};
     app.require_subcommand(1);
     app.set_version_flag("--version", LINERATE_VERSION);
     lr::cli::RunOptions run_opts;
     auto* run = lr::cli::add_run_command(app, run_opts);
     auto* version = app.add_subcommand("version", "Print the version");
+#ifdef LINERATE_HAVE_AFXDP
+    lr::cli::ProbeOptions probe_opts;
+    auto* probe = lr::cli::add_probe_command(app, probe_opts);
+#endif
 
     try {
         app.parse(argc, argv);
@@ -35,6 +42,9 @@ int main(int argc, char** argv) {
             fmt::print("linerate {}\n", LINERATE_VERSION);
             return 0;
         }
+#ifdef LINERATE_HAVE_AFXDP
+        if (probe->parsed()) return lr::cli::run_probe(probe_opts);
+#endif
         if (run->parsed()) {
             const auto spec = lr::cli::to_spec(run_opts);
             std::signal(SIGINT, on_signal);

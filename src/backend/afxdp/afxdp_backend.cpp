@@ -18,6 +18,8 @@ namespace {
 
 struct Port {
     NetdevInfo nd;
+    uint64_t base_ipackets = 0, base_opackets = 0, base_ibytes = 0, base_obytes = 0, base_ierrors = 0,
+             base_oerrors = 0;  // interface counters when the run opened it: reports are run-relative
     engine::PortInfo info;
     uint16_t ntx = 0, nrx = 0;
     std::unique_ptr<XdpRxProgram> prog;
@@ -141,6 +143,13 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
             xc.tx = true;
             p.txq.push_back(std::make_unique<XskQueue>(xc));
         }
+        const auto& n = p.nd.name;
+        p.base_ipackets = netdev_stat(n, "rx_packets").value_or(0);
+        p.base_opackets = netdev_stat(n, "tx_packets").value_or(0);
+        p.base_ibytes = netdev_stat(n, "rx_bytes").value_or(0);
+        p.base_obytes = netdev_stat(n, "tx_bytes").value_or(0);
+        p.base_ierrors = netdev_stat(n, "rx_errors").value_or(0);
+        p.base_oerrors = netdev_stat(n, "tx_errors").value_or(0);
         p.info.name = p.nd.name;
         p.info.driver = p.nd.driver;
         p.info.id = static_cast<uint16_t>(p.nd.ifindex);
@@ -197,12 +206,16 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
     if (i >= ports_.size()) return s;
     const auto& p = ports_[i];
     const auto& n = p.nd.name;
-    s.ipackets = netdev_stat(n, "rx_packets").value_or(0);
-    s.opackets = netdev_stat(n, "tx_packets").value_or(0);
-    s.ibytes = netdev_stat(n, "rx_bytes").value_or(0);
-    s.obytes = netdev_stat(n, "tx_bytes").value_or(0);
-    s.ierrors = netdev_stat(n, "rx_errors").value_or(0);
-    s.oerrors = netdev_stat(n, "tx_errors").value_or(0);
+    auto rel = [&](const char* name, uint64_t base) {
+        const uint64_t v = netdev_stat(n, name).value_or(base);
+        return v >= base ? v - base : 0;
+    };
+    s.ipackets = rel("rx_packets", p.base_ipackets);
+    s.opackets = rel("tx_packets", p.base_opackets);
+    s.ibytes = rel("rx_bytes", p.base_ibytes);
+    s.obytes = rel("tx_bytes", p.base_obytes);
+    s.ierrors = rel("rx_errors", p.base_ierrors);
+    s.oerrors = rel("tx_errors", p.base_oerrors);
     if (p.prog)
         for (uint32_t q = 0; q < p.nrx; ++q) {
             const auto st = p.prog->queue_stats(q);
