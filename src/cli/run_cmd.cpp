@@ -76,8 +76,8 @@ Exit codes: 0 pass, 1 threshold failed, 2 usage error, 3 environment error, 4 in
 
     g = "Tuning";
     run->add_option("--burst", o.burst, "Packets per burst")->group(g)->capture_default_str();
-    run->add_option("--descriptors", o.descriptors, "Ring size per queue")->group(g)->capture_default_str();
-    run->add_option("--mbufs", o.mbufs, "Mbufs per worker pool")->group(g)->capture_default_str();
+    run->add_option("--descriptors", o.descriptors, "Ring size per queue (0 = dpdk 1024, afxdp 4096)")->group(g)->capture_default_str();
+    run->add_option("--mbufs", o.mbufs, "Mbufs per worker pool (DPDK; 0 = max(8191, 4 x descriptors - 1))")->group(g)->capture_default_str();
 
     g = "Output";
     run->add_option("--json", o.json, "Write the full JSON report to FILE")->group(g)->type_name("FILE");
@@ -156,8 +156,8 @@ spec::RunSpec to_spec(const RunOptions& o) {
         }
     }
     s.burst = static_cast<uint32_t>(parse_uint(o.burst, "--burst", 1, 512));
-    s.descriptors = static_cast<uint32_t>(parse_uint(o.descriptors, "--descriptors", 64, 16384));
-    s.mbufs = static_cast<uint32_t>(parse_uint(o.mbufs, "--mbufs", 64, 1u << 24));
+    s.descriptors = static_cast<uint32_t>(parse_uint(o.descriptors, "--descriptors", 0, 16384));
+    s.mbufs = static_cast<uint32_t>(parse_uint(o.mbufs, "--mbufs", 0, 1u << 24));
     s.json_path = o.json;
     s.quiet = o.quiet;
     s.force = o.force;

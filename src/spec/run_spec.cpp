@@ -72,11 +72,11 @@ void RunSpec::validate() const {
         throw UsageError(fmt::format("--count {} is smaller than the number of TX queues ({})", *count,
                                      tx_queue_total()));
     if (burst < 1 || burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512", burst));
-    if (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1)))
+    if (descriptors && (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1))))
         throw UsageError(fmt::format("--descriptors {} must be a power of two between 64 and 16384", descriptors));
-    if (mbufs < 2 * descriptors + 4 * burst)
+    if (mbufs && mbufs < 2 * ring_size() + 4 * burst)
         throw UsageError(fmt::format("--mbufs {} is too small: need at least 2 x descriptors + 4 x burst = {}",
-                                     mbufs, 2 * descriptors + 4 * burst));
+                                     mbufs, 2 * ring_size() + 4 * burst));
     if (interval_s < 0.01) throw UsageError("--interval must be at least 10ms");
     if (max_loss_pct && (!tx_enabled() || !rx_enabled()))
         throw UsageError("--max-loss needs both --tx and --rx ports in this run (loss is TX minus RX)");
@@ -121,8 +121,8 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
         {"drain_s", s.drain_s},
         {"stall_s", s.stall_s},
         {"burst", s.burst},
-        {"descriptors", s.descriptors},
-        {"mbufs", s.mbufs},
+        {"descriptors", s.ring_size()},
+        {"mbufs", s.effective_mbufs()},
         {"max_loss_pct", s.max_loss_pct ? nlohmann::json(*s.max_loss_pct) : nlohmann::json(nullptr)},
     };
 }

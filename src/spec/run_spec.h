@@ -43,8 +43,10 @@ struct RunSpec {
     bool stop_when_idle = false;    // RX-only: end once traffic came and then stopped
 
     uint32_t burst = 32;
-    uint32_t descriptors = 1024;    // per queue ring size
-    uint32_t mbufs = 8191;          // per worker pool
+    uint32_t descriptors = 0;       // per queue ring size; 0 = backend default (dpdk 1024, afxdp 4096)
+    uint32_t ring_size() const { return descriptors ? descriptors : (backend == "afxdp" ? 4096 : 1024); }
+    uint32_t mbufs = 0;             // per worker pool (DPDK); 0 = max(8191, 4 x descriptors - 1)
+    uint32_t effective_mbufs() const { return mbufs ? mbufs : std::max(8191u, 4 * ring_size() - 1); }
 
     std::optional<double> max_loss_pct;  // threshold; needs TX and RX in this process
     std::string json_path;

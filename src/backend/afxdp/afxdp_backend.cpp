@@ -124,8 +124,8 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
     for (auto& p : ports_) {
         XskConfig xc;
         xc.ifname = p.nd.name;
-        xc.ring = spec.descriptors;
-        xc.frames = std::max<uint32_t>(4096, 4 * spec.descriptors);
+        xc.ring = spec.ring_size();
+        xc.frames = std::max<uint32_t>(4096, 4 * spec.ring_size());
         xc.mode = cmode;
         if (p.nrx) {
             p.prog = std::make_unique<XdpRxProgram>(match);

@@ -83,6 +83,16 @@ XskQueue::XskQueue(const XskConfig& cfg) : cfg_(cfg), r_(new Rings) {
         throw EnvError(fmt::format("couldn't create the {} AF_XDP socket on {} queue {}: {}{}",
                                    copy_mode_str(cfg.mode), cfg.ifname, cfg.queue, std::strerror(-err), hint));
     }
+    if (cfg.rx) {
+        // Hand chunks to the kernel now, before the XDP program is attached, so the first
+        // frames never find an empty fill ring.
+        const uint32_t n = std::min(cfg.frames, 2 * cfg.ring);
+        uint32_t idx = 0;
+        const uint32_t got = xsk_ring_prod__reserve(&r_->fill, n, &idx);
+        for (uint32_t i = 0; i < got; ++i)
+            *xsk_ring_prod__fill_addr(&r_->fill, idx + i) = static_cast<uint64_t>(i) * kChunk;
+        xsk_ring_prod__submit(&r_->fill, got);
+    }
 }
 
 XskQueue::~XskQueue() {
@@ -199,14 +209,6 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
 
 void XskQueue::rx_loop(const LoopCtx& c) {
     auto& ctr = *c.counters;
-    // Hand every chunk to the kernel through the fill ring (as much as the ring takes).
-    {
-        const uint32_t n = std::min(cfg_.frames, 2 * cfg_.ring);
-        uint32_t idx = 0;
-        const uint32_t got = xsk_ring_prod__reserve(&r_->fill, n, &idx);
-        for (uint32_t i = 0; i < got; ++i) *xsk_ring_prod__fill_addr(&r_->fill, idx + i) = static_cast<uint64_t>(i) * kChunk;
-        xsk_ring_prod__submit(&r_->fill, got);
-    }
     uint64_t packets = 0, bytes = 0, polls = 0, first = 0, last = 0;
     uint32_t idle = 0;
     const int sfd = fd();

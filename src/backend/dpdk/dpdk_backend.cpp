@@ -287,14 +287,14 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
         if (pl.id.dir == stats::Dir::tx) {
             std::vector<std::vector<uint8_t>> frames;
             for (const auto& fs : pl.flows) frames.push_back(packet::build_frame(fs));
-            w.pool = make_pool(pname, spec.mbufs, frame_len, socket);
+            w.pool = make_pool(pname, spec.effective_mbufs(), frame_len, socket);
             TemplateInit ti{&frames};
             rte_mempool_obj_iter(w.pool, init_tx_mbuf, &ti);
-            r = rte_eth_tx_queue_setup(port.info.id, pl.id.queue, static_cast<uint16_t>(spec.descriptors), socket,
+            r = rte_eth_tx_queue_setup(port.info.id, pl.id.queue, static_cast<uint16_t>(spec.ring_size()), socket,
                                        nullptr);
         } else {
-            w.pool = make_pool(pname, spec.mbufs, rx_room, socket);
-            r = rte_eth_rx_queue_setup(port.info.id, pl.id.queue, static_cast<uint16_t>(spec.descriptors), socket,
+            w.pool = make_pool(pname, spec.effective_mbufs(), rx_room, socket);
+            r = rte_eth_rx_queue_setup(port.info.id, pl.id.queue, static_cast<uint16_t>(spec.ring_size()), socket,
                                        nullptr, w.pool);
         }
         if (r != 0)
@@ -306,14 +306,14 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
     for (auto& p : ports_) {
         const int socket = rte_eth_dev_socket_id(p.info.id);
         for (uint16_t q = p.ntx; q < p.conf_tx; ++q) {
-            const int r = rte_eth_tx_queue_setup(p.info.id, q, static_cast<uint16_t>(spec.descriptors), socket, nullptr);
+            const int r = rte_eth_tx_queue_setup(p.info.id, q, static_cast<uint16_t>(spec.ring_size()), socket, nullptr);
             if (r != 0) throw EnvError(fmt::format("couldn't set up tx queue {} on port {}: {}", q, p.info.name, errstr(r)));
         }
         if (p.nrx < p.conf_rx) {
             p.spare_pool = make_pool(fmt::format("lr{}_spare", p.info.id),
-                                     2 * spec.descriptors * (p.conf_rx - p.nrx) + 512, rx_room, socket);
+                                     2 * spec.ring_size() * (p.conf_rx - p.nrx) + 512, rx_room, socket);
             for (uint16_t q = p.nrx; q < p.conf_rx; ++q) {
-                const int r = rte_eth_rx_queue_setup(p.info.id, q, static_cast<uint16_t>(spec.descriptors), socket,
+                const int r = rte_eth_rx_queue_setup(p.info.id, q, static_cast<uint16_t>(spec.ring_size()), socket,
                                                      nullptr, p.spare_pool);
                 if (r != 0)
                     throw EnvError(fmt::format("couldn't set up rx queue {} on port {}: {}", q, p.info.name, errstr(r)));

@@ -1,0 +1,138 @@
+"""AF_XDP backend on veth pairs: exact counts (AF_XDP -> AF_XDP, DPDK -> AF_XDP, AF_XDP -> DPDK)
+checked against the kernel's own interface counters; foreign traffic passes and is not
+counted; nothing stays attached after SIGINT or SIGKILL; a foreign XDP program is refused."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import lrtest
+from lrtest import LINERATE, check
+from netns import VethBed, sh, unique
+
+N = 200_000
+
+
+def report(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def one_process_exact():
+    with VethBed(unique("lxa"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        rx0 = bed.stat(bed.nsb, bed.ifb, "rx_packets")
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
+                              "--count", str(N), "--json", f"{d}/r.json"], timeout=120)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        rep = report(f"{d}/r.json")
+        t = rep["totals"]
+        check(t["tx"]["packets"] == N and t["rx"]["packets"] == N and t["lost"] == 0,
+              f"totals {t}\nports {rep['port_counters']}")
+        kernel = bed.stat(bed.nsb, bed.ifb, "rx_packets") - rx0
+        check(kernel == N, f"kernel counted {kernel} on {bed.ifb}, linerate {N}")
+        rxport = rep["port_counters"][1]
+        check(rxport["xdp"]["redirected"] == N and rxport["xdp"]["redirect_failed"] == 0, f"xdp {rxport['xdp']}")
+        env = rep["environment"]
+        check(env["backend"] == "afxdp", "backend reported")
+        check(env["ports"][1]["xdp_mode"]["obtained"] in ("native", "skb"), "xdp mode reported")
+        check(env["ports"][1]["sockets"][0]["obtained"] in ("copy", "zero-copy"), "socket mode reported")
+        # The run is over: the bpf_link is gone with the process.
+        check(not bed.xdp_attached(bed.nsa, bed.ifb), "XDP program left attached after a clean run")
+
+
+def lr_cmd(kind, direction, ifc, out, cpu, extra):
+    """A linerate command for one side: kind 'afxdp', or 'dpdk' (net_af_xdp vdev on ifc)."""
+    base = [LINERATE, "run", "-q", "--json", out, f"--{direction}"]
+    if kind == "afxdp":
+        return base + [ifc, "--backend", "afxdp", "--cpus", str(cpu)] + extra
+    return base + ["net_af_xdp0"] + extra + ["--", f"--vdev=net_af_xdp0,iface={ifc}", "--no-pci",
+                                             f"--lcores=0@{1 - cpu},1@{cpu}"]
+
+
+def two_process(sender, receiver):
+    """Receiver in namespace b on CPU 0, sender in namespace a on CPU 1."""
+    with VethBed(unique("lxb")) as bed, tempfile.TemporaryDirectory() as d:
+        rx0 = bed.stat(bed.nsb, bed.ifb, "rx_packets")
+        rxp = bed.start(bed.nsb, lr_cmd(receiver, "rx", bed.ifb, f"{d}/rx.json", 0,
+                                        ["--count", str(N), "--duration", "60s"]))
+        bed.wait_xdp(bed.nsb, bed.ifb, rxp)
+        tx = bed.run(bed.nsa, lr_cmd(sender, "tx", bed.ifa, f"{d}/tx.json", 1, ["--count", str(N)]), timeout=120)
+        check(tx.returncode == 0, f"sender exit {tx.returncode}\n{tx.stdout}\n{tx.stderr}")
+        out, _ = rxp.communicate(timeout=90)
+        check(rxp.returncode == 0, f"receiver exit {rxp.returncode}\n{out}")
+        sent = report(f"{d}/tx.json")["totals"]["tx"]["packets"]
+        got = report(f"{d}/rx.json")["totals"]["rx"]["packets"]
+        kernel = bed.stat(bed.nsb, bed.ifb, "rx_packets") - rx0
+        check(sent == N, f"sent {sent}")
+        check(got == N, f"received {got} of {N}")
+        check(kernel == N, f"kernel counted {kernel} frames on {bed.ifb}, linerate {N}")
+
+
+def foreign_traffic_passes():
+    with VethBed(unique("lxc")) as bed, tempfile.TemporaryDirectory() as d:
+        # Receiver runs until traffic stopped for 2 s, so the pings all fall inside its run.
+        rxp = bed.start(bed.nsb, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s",
+                                  "--stop-when-idle", "--drain", "2s", "--json", f"{d}/rx.json", "--cpus", "0"])
+        bed.wait_xdp(bed.nsb, bed.ifb, rxp)
+        sh("ip", "-n", bed.nsa, "neigh", "flush", "all", check=False)  # force ARP through the program
+        ping = subprocess.Popen(bed.wrap(bed.nsa, ["ping", "-c", "20", "-i", "0.05", "-W", "1", "198.18.0.2"]),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        tx = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", str(N),
+                               "--cpus", "1"], timeout=120)
+        check(tx.returncode == 0, f"sender: {tx.stdout}{tx.stderr}")
+        pout, _ = ping.communicate(timeout=60)
+        out, _ = rxp.communicate(timeout=60)
+        check(rxp.returncode == 0, f"receiver: {out}")
+        rep = report(f"{d}/rx.json")
+        check(rep["totals"]["rx"]["packets"] == N, f"counted {rep['totals']['rx']['packets']}, expected exactly {N}")
+        check("20 received" in pout, f"ping through the XDP program:\n{pout}")
+        passed = rep["port_counters"][0]["xdp"]["passed"]
+        check(passed >= 21, f"XDP program passed {passed} frames; ARP + 20 echo requests expected")
+
+
+def cleanup_after_signal(sig):
+    with VethBed(unique("lxd"), same_ns=True) as bed:
+        p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s"])
+        bed.wait_xdp(bed.nsa, bed.ifb, p)
+        p.send_signal(sig)
+        p.wait(timeout=20)
+        if sig == signal.SIGINT:
+            check(p.returncode == 0, f"SIGINT: exit {p.returncode}, expected a clean report (0)")
+        end = time.time() + 5
+        while bed.xdp_attached(bed.nsa, bed.ifb) and time.time() < end:
+            time.sleep(0.05)
+        check(not bed.xdp_attached(bed.nsa, bed.ifb), f"XDP program still attached after {sig.name}")
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "300ms"],
+                    timeout=60)
+        check(r.returncode == 0, f"next run after {sig.name}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+
+
+def foreign_program_refused():
+    with VethBed(unique("lxe"), same_ns=True) as bed:
+        obj = os.path.join(os.path.dirname(LINERATE), "..", "bpf", "xdp_rx.bpf.o")
+        r = bed.run(bed.nsa, ["ip", "link", "set", "dev", bed.ifb, "xdpgeneric", "obj", obj, "sec", "xdp"])
+        if r.returncode != 0:
+            raise AssertionError(f"could not attach a foreign program for the test: {r.stderr}")
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "1s"],
+                    timeout=60)
+        check(r.returncode == 3, f"exit {r.returncode}, expected 3\n{r.stdout}{r.stderr}")
+        check("another XDP program (id" in r.stderr, r.stderr)
+        check(bed.xdp_attached(bed.nsa, bed.ifb), "linerate must not detach a program it did not attach")
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        lrtest.skip("needs root")
+    lrtest.need_root_and_hugepages()
+    r = lrtest.Results()
+    r.case("afxdp -> afxdp, one process, exact", one_process_exact)
+    r.case("afxdp -> afxdp, two namespaces", two_process, "afxdp", "afxdp")
+    r.case("dpdk net_af_xdp -> afxdp", two_process, "dpdk", "afxdp")
+    r.case("afxdp -> dpdk net_af_xdp", two_process, "afxdp", "dpdk")
+    r.case("foreign traffic passes, not counted", foreign_traffic_passes)
+    r.case("cleanup after SIGINT", cleanup_after_signal, signal.SIGINT)
+    r.case("cleanup after SIGKILL", cleanup_after_signal, signal.SIGKILL)
+    r.case("foreign XDP program refused, untouched", foreign_program_refused)
+    r.finish()
