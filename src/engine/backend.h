@@ -26,6 +26,7 @@ struct WorkerPlan {
     stats::QueueId id;
     std::vector<packet::FrameSpec> flows;  // TX: the flows this queue sends, in order
     uint64_t count = 0;                    // TX: packets to send; 0 = until stop_tx
+    double rate_pps = 0;                   // TX: this queue's rate limit; 0 = unlimited
     stats::QueueCounters* counters = nullptr;
 };
 

@@ -34,6 +34,7 @@ std::vector<WorkerPlan> plan_workers(const spec::RunSpec& spec, const Backend& b
             p.id = {Dir::tx, be.port_index(pq.port), pq.port, q};
             for (uint32_t f : flow::flows_for_queue(nflows, txi, ntxq)) p.flows.push_back(flows[f]);
             if (spec.count) p.count = *spec.count / ntxq + (txi < *spec.count % ntxq ? 1 : 0);
+            p.rate_pps = spec.rate_pps / ntxq;
             plans.push_back(std::move(p));
         }
     }
@@ -242,6 +243,14 @@ void Controller::finish(const stats::Snapshot& fin) {
             r_last = std::max(r_last, q.final.last_pkt_ns);
         }
     if (r_last > r_first) res_.rx_seconds = (r_last - r_first) * 1e-9;
+    if (spec_.rate_pps > 0 && spec_.tx_enabled() && res_.tx_seconds > 0) {
+        const double achieved = res_.tx.packets / res_.tx_seconds;
+        if (achieved < 0.99 * spec_.rate_pps) {
+            res_.generator_limited = true;
+            res_.notes.push_back(fmt::format("generator-limited: achieved {:.0f} pps of the {:.0f} pps requested",
+                                             achieved, spec_.rate_pps));
+        }
+    }
     if (res_.loopback && res_.rx.packets <= res_.tx.packets) res_.lost = res_.tx.packets - res_.rx.packets;
     if (spec_.count && spec_.tx_enabled() && res_.tx.packets != *spec_.count && !aborted_ &&
         !g_stop_requested.load(std::memory_order_relaxed))

@@ -31,6 +31,7 @@ struct RunResult {
     double total_seconds = 0;  // launch to the end of the drain
     double drain_seconds = 0;
     bool loopback = false;     // TX and RX ports both in this process
+    bool generator_limited = false;  // --rate was given and TX achieved less than 99 % of it
     uint64_t lost = 0;         // TX - RX when loopback
     std::vector<std::string> violations;  // broken invariants: the run is invalid
     std::vector<std::string> notes;       // informational

@@ -89,6 +89,8 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
         {"tx_no_buffer", r.tx.no_buffer},
         {"tx_unsent", r.tx.unsent},
         {"loopback", r.loopback},
+        {"offered_pps", spec.rate_pps > 0 ? nlohmann::json(spec.rate_pps) : nlohmann::json(nullptr)},
+        {"generator_limited", r.generator_limited},
         {"lost", r.loopback ? nlohmann::json(r.lost) : nlohmann::json(nullptr)},
         {"tx_seconds", r.tx_seconds},
         {"rx_seconds", r.rx_seconds},

@@ -116,6 +116,7 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
         {"flows", s.effective_flows()},
         {"vary", flow::vary_str(s.vary)},
         {"count", s.count ? nlohmann::json(*s.count) : nlohmann::json(nullptr)},
+        {"rate_pps", s.rate_pps > 0 ? nlohmann::json(s.rate_pps) : nlohmann::json(nullptr)},
         {"duration_s", s.duration_s},
         {"interval_s", s.interval_s},
         {"drain_s", s.drain_s},

@@ -35,6 +35,7 @@ struct RunSpec {
     unsigned vary = flow::vary_src_ip | flow::vary_src_port;
 
     std::optional<uint64_t> count;  // total packets to send (TX) or to await (RX-only)
+    double rate_pps = 0;            // total TX rate over all queues; 0 = as fast as possible
     double duration_s = 10.0;       // TX time limit; the whole run's limit when RX-only
     bool duration_given = false;
     double interval_s = 1.0;        // report interval

@@ -62,6 +62,17 @@ def null_tx_duration():
     check(1.1 < rep["totals"]["tx_seconds"] < 3.0, f"tx_seconds {rep['totals']['tx_seconds']}")
 
 
+def null_tx_rate():
+    _, _, _, rep = run(["--tx", "net_null0,queues=2", "--rate", "2M", "--duration", "1s"], ["--vdev=net_null0", "--no-pci"])
+    t = rep["totals"]
+    check(abs(t["tx"]["pps"] - 2e6) < 0.03 * 2e6, f"paced rate {t['tx']['pps']:.0f} pps, asked 2M")
+    check(t["offered_pps"] == 2e6 and t["generator_limited"] is False, f"{t}")
+    # An impossible rate is reported as generator-limited, not hidden.
+    _, _, _, rep = run(["--tx", "net_null0", "--rate", "900G", "--duration", "300ms"], ["--vdev=net_null0", "--no-pci"])
+    check(rep["totals"]["generator_limited"] is True, "900 Gpps must be flagged generator-limited")
+    check(any("generator-limited" in n for n in rep["notes"]), f"notes {rep['notes']}")
+
+
 def ring_jumbo():
     _, _, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0", "--rx", "ring1", "--count", "20000", "--size", "9000"],
                        NO_PCI)
@@ -81,4 +92,5 @@ if __name__ == "__main__":
     r.case("ring pair vdev loopback", ring_vdev_loopback)
     r.case("net_null exact count", null_tx_count)
     r.case("net_null duration and intervals", null_tx_duration)
+    r.case("net_null paced rate", null_tx_rate)
     r.finish()

@@ -177,6 +177,7 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
         XskQueue::LoopCtx c;
         c.burst = spec.burst;
         c.count = pl.count;
+        c.rate_pps = pl.rate_pps;
         c.frame_len = spec.frame.frame_size - packet::kFcsLen;
         c.wire_bytes = spec.frame.frame_size;
         c.yield_when_idle = oversubscribed;

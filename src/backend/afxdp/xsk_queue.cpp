@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <xdp/xsk.h>
 
+#include "engine/pacer.h"
 #include "util/error.h"
 
 namespace lr::afxdp {
@@ -153,6 +154,8 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
         }
     };
     const auto& stop = c.ctl->stop_tx;
+    engine::Pacer pacer(c.rate_pps);
+    pacer.start();
     while (!stop.load(std::memory_order_relaxed) && !fatal) {
         ++polls;
         reap();
@@ -168,6 +171,7 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
             }
             want = std::min<uint64_t>(want, c.count - submitted);
         }
+        if (pacer.limited()) want = pacer.allowance(submitted, static_cast<uint32_t>(want));
         if (nfree < want) {
             ++no_buffer;  // every chunk is in flight: the kernel has not completed them yet
             want = nfree;

@@ -46,6 +46,7 @@ public:
     struct LoopCtx {
         uint32_t burst = 32;
         uint64_t count = 0;          // TX: 0 = until stop
+        double rate_pps = 0;         // TX: rate limit, 0 = unlimited
         uint32_t frame_len = 60;     // TX descriptor length (frame without FCS)
         uint32_t wire_bytes = 64;    // TX: frame incl. FCS
         bool yield_when_idle = false;

@@ -278,6 +278,7 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
         w.queue = pl.id.queue;
         w.burst = spec.burst;
         w.count = pl.count;
+        w.rate_pps = pl.rate_pps;
         w.wire_bytes = spec.frame.frame_size;
         w.yield_when_idle = oversubscribed;
         w.counters = pl.counters;

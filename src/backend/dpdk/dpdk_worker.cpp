@@ -3,6 +3,8 @@
 // created, so sending writes nothing into packet data.
 #include "backend/dpdk/dpdk_worker.h"
 
+#include "engine/pacer.h"
+
 #include <cstring>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -23,12 +25,23 @@ void tx_loop(const WorkerCtx& w) {
     uint32_t blocked = 0;
     auto& c = *w.counters;
     const auto& stop = w.ctl->stop_tx;
+    engine::Pacer pacer(w.rate_pps);
+    pacer.start();
     while (!stop.load(std::memory_order_relaxed)) {
         uint32_t want = w.burst;
         if constexpr (Limited) {
             const uint64_t left = w.count - sent;
             if (left == 0) break;
             if (left < want) want = static_cast<uint32_t>(left);
+        }
+        if (pacer.limited()) {
+            // Pending packets were already offered once; pace only new ones.
+            const uint32_t a = pacer.allowance(sent + npend, want > npend ? want - npend : 0);
+            want = npend + a;
+            if (want == 0) {
+                publish(c.polls, ++polls);
+                continue;
+            }
         }
         // Mbufs come back from the driver with data, data_len and pkt_len intact, so a raw
         // pool get hands out ready frames.

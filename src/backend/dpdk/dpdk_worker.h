@@ -18,6 +18,7 @@ struct WorkerCtx {
     rte_mempool* pool = nullptr;  // TX: pre-initialised frames; RX: receive buffers
     uint32_t burst = 32;
     uint64_t count = 0;           // TX: packets to send, 0 = until stop_tx
+    double rate_pps = 0;          // TX: rate limit, 0 = unlimited
     uint32_t wire_bytes = 0;      // TX: frame size incl. FCS
     bool yield_when_idle = false; // share the core when lcores outnumber CPUs (RX idle, TX blocked)
     stats::QueueCounters* counters = nullptr;
