@@ -31,8 +31,9 @@ side() {  # side DIR IFACE CPU
 }
 read -r -a rx_args <<< "$(side rx lr1 0)"
 read -r -a tx_args <<< "$(side tx lr0 1)"
-rx_opts=(--duration $((secs + 30))s --stop-when-idle --drain 1s --json "$out/rx.json")
-tx_opts=(--duration "${secs}s" --json "$out/tx.json" "$@")
+nonce=$((RANDOM % 65536))   # the run's identity, shared by sender and receiver
+rx_opts=(--duration $((secs + 30))s --stop-when-idle --drain 1s --nonce "$nonce" --json "$out/rx.json")
+tx_opts=(--duration "${secs}s" --nonce "$nonce" --json "$out/tx.json" "$@")
 if [[ $backend == dpdk ]]; then   # options must come before the EAL arguments after --
     rx_args=("${rx_args[@]:0:2}" "${rx_opts[@]}" "${rx_args[@]:2}")
     tx_args=("${tx_args[@]:0:2}" "${tx_opts[@]}" "${tx_args[@]:2}")
@@ -61,9 +62,14 @@ rx_after=$(ip netns exec lr-b cat /sys/class/net/lr1/statistics/rx_packets)
 python3 - "$out/tx.json" "$out/rx.json" $((rx_after - rx_before)) <<'PY'
 import json, sys
 tx = json.load(open(sys.argv[1]))["totals"]["tx"]["packets"]
-rx = json.load(open(sys.argv[2]))["totals"]["rx"]["packets"]
+r = json.load(open(sys.argv[2]))
+rx = r["totals"]["rx_classes"]["distinct"]
 kern = int(sys.argv[3])
-print(f"\nsent {tx}, received {rx} ({100.0 * (tx - rx) / tx if tx else 0:.3f}% not received); "
+print(f"\nsent {tx}, received {rx} distinct signed frames ({100.0 * (tx - rx) / tx if tx else 0:.3f}% lost); "
       f"the kernel counted {kern} frames arriving on lr1")
+lat = r.get("latency")
+if lat:
+    print(f"one-way latency: p50 {lat['p50_ns'] / 1e3:.1f} us, p99 {lat['p99_ns'] / 1e3:.1f} us, "
+          f"max {lat['max_ns'] / 1e3:.1f} us")
 PY
 echo "reports: $out/tx.json $out/rx.json"

@@ -1,6 +1,7 @@
 #include "cli/run_cmd.h"
 
 #include <fmt/format.h>
+#include <random>
 #include <sched.h>
 
 #include "util/error.h"
@@ -59,6 +60,13 @@ Exit codes: 0 pass, 1 threshold failed, 2 usage error, 3 environment error, 4 in
     run->add_option("--dst-port", o.dst_port, "UDP/TCP destination port")->group(g)->capture_default_str();
     run->add_option("--ttl", o.ttl, "IPv4 TTL / IPv6 hop limit")->group(g)->capture_default_str();
     run->add_option("--flows", o.flows, "Number of distinct flows (0 = one per TX queue)")->group(g)->capture_default_str();
+    run->add_flag("--no-signature", o.no_signature,
+                  "Send plain frames: no sequence numbers or timestamps (receivers count every frame)")
+        ->group(g);
+    run->add_option("--nonce", o.nonce,
+                    "Run identity in the signature, 0..65535 (default: random). A receive-only run needs the "
+                    "sender's")
+        ->group(g);
     run->add_option("--vary", o.vary, "Fields that differ per flow: src-ip,dst-ip,src-port,dst-port")
         ->group(g)->capture_default_str();
 
@@ -136,6 +144,13 @@ spec::RunSpec to_spec(const RunOptions& o) {
     if (o.size == "min") f.frame_size = packet::min_frame_size(f);
     s.flows = static_cast<uint32_t>(parse_uint(o.flows, "--flows", 0, 1u << 20));
     s.vary = flow::parse_vary(o.vary);
+    s.signature = !o.no_signature;
+    if (!o.nonce.empty()) {
+        s.nonce = static_cast<uint16_t>(parse_uint(o.nonce, "--nonce", 0, 65535));
+        s.nonce_given = true;
+    } else {
+        s.nonce = static_cast<uint16_t>(std::random_device{}());
+    }
 
     if (!o.count.empty()) s.count = spec::parse_count(o.count, "--count");
     if (!o.rate.empty()) s.rate_pps = static_cast<double>(spec::parse_count(o.rate, "--rate"));

@@ -20,7 +20,8 @@ struct RunOptions {
     std::string count, rate, duration, interval = "1s", drain = "2s", stall = "3s";
     std::string burst = "32", descriptors = "0", mbufs = "0";
     std::string json, max_loss;
-    bool quiet = false, force = false, stop_when_idle = false;
+    std::string nonce;
+    bool quiet = false, force = false, stop_when_idle = false, no_signature = false;
 };
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& o);

@@ -11,6 +11,7 @@
 
 #include "packet/frame.h"
 #include "spec/run_spec.h"
+#include "stats/rx_measure.h"
 #include "stats/snapshot.h"
 
 namespace lr::engine {
@@ -25,9 +26,13 @@ struct RunControl {
 struct WorkerPlan {
     stats::QueueId id;
     std::vector<packet::FrameSpec> flows;  // TX: the flows this queue sends, in order
+    std::vector<uint16_t> streams;         // TX: stream id of each flow (its global flow index)
     uint64_t count = 0;                    // TX: packets to send; 0 = until stop_tx
     double rate_pps = 0;                   // TX: this queue's rate limit; 0 = unlimited
     stats::QueueCounters* counters = nullptr;
+    // Written by the worker once, when it ends; read by the control thread after join().
+    std::vector<uint64_t>* tx_sent = nullptr;  // TX: frames sent per flow slot (signed runs)
+    stats::RxResult* rx_result = nullptr;      // RX: per-stream tracking and latency
 };
 
 struct PortInfo {

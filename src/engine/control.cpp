@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "flow/flows.h"
+#include "packet/signature.h"
 
 namespace lr::engine {
 
@@ -32,7 +33,10 @@ std::vector<WorkerPlan> plan_workers(const spec::RunSpec& spec, const Backend& b
         for (uint16_t q = 0; q < pq.queues; ++q, ++txi) {
             WorkerPlan p;
             p.id = {Dir::tx, be.port_index(pq.port), pq.port, q};
-            for (uint32_t f : flow::flows_for_queue(nflows, txi, ntxq)) p.flows.push_back(flows[f]);
+            for (uint32_t f : flow::flows_for_queue(nflows, txi, ntxq)) {
+                p.flows.push_back(flows[f]);
+                p.streams.push_back(static_cast<uint16_t>(f));
+            }
             if (spec.count) p.count = *spec.count / ntxq + (txi < *spec.count % ntxq ? 1 : 0);
             p.rate_pps = spec.rate_pps / ntxq;
             plans.push_back(std::move(p));
@@ -46,6 +50,74 @@ std::vector<WorkerPlan> plan_workers(const spec::RunSpec& spec, const Backend& b
         }
     for (size_t i = 0; i < plans.size(); ++i) plans[i].counters = &counters[i];
     return plans;
+}
+
+LatencySummary summarize(const stats::LatencyHistogram& h) {
+    LatencySummary l;
+    l.count = h.count();
+    if (!l.count) return l;
+    l.min = h.min();
+    l.max = h.max();
+    l.mean = h.mean();
+    l.p50 = h.percentile(0.5);
+    l.p90 = h.percentile(0.9);
+    l.p99 = h.percentile(0.99);
+    l.p999 = h.percentile(0.999);
+    return l;
+}
+
+std::vector<StreamResult> merge_streams(const std::vector<WorkerPlan>& plans, bool sender_known,
+                                        std::vector<std::string>& violations) {
+    std::vector<StreamResult> out;
+    auto at = [&](uint32_t s) -> StreamResult& {
+        if (out.size() <= s) out.resize(s + 1);
+        out[s].stream = s;
+        return out[s];
+    };
+    for (const auto& p : plans)
+        if (p.tx_sent && p.tx_sent->size() == p.streams.size())
+            for (size_t k = 0; k < p.streams.size(); ++k) {
+                auto& r = at(p.streams[k]);
+                r.tx_known = true;
+                r.sent += (*p.tx_sent)[k];
+            }
+    std::vector<uint64_t> best(out.size(), 0), gaps(out.size(), 0);
+    for (const auto& p : plans) {
+        if (!p.rx_result) continue;
+        const auto& st = p.rx_result->streams;
+        for (uint32_t s = 0; s < st.size(); ++s) {
+            const auto& c = st[s].seq.counts();
+            if (!c.any) continue;
+            auto& r = at(s);
+            if (best.size() < out.size()) best.resize(out.size(), 0), gaps.resize(out.size(), 0);
+            r.received += c.received;
+            r.reordered += c.reordered;
+            r.duplicates += c.duplicates;
+            r.late += c.late;
+            gaps[s] += st[s].seq.gaps();
+            if (c.received > best[s]) {  // a stream normally lands on one queue
+                best[s] = c.received;
+                r.jitter_ns = st[s].jitter.ns();
+            }
+        }
+    }
+    gaps.resize(out.size(), 0);
+    for (auto& r : out) {
+        if (sender_known && r.tx_known) {
+            if (r.received > r.sent)
+                violations.push_back(fmt::format("stream {}: received {} distinct packets but sent {}", r.stream,
+                                                 r.received, r.sent));
+            else
+                r.lost = r.sent - r.received;
+        } else {
+            r.lost = gaps[r.stream];
+        }
+    }
+    // Only streams that exist: sent something or received something.
+    std::vector<StreamResult> used;
+    for (const auto& r : out)
+        if (r.tx_known || r.received || r.late || r.duplicates) used.push_back(r);
+    return used;
 }
 
 namespace {
@@ -98,6 +170,9 @@ private:
     const IntervalSink& sink_;
     RunControl ctl_;
     std::unique_ptr<stats::QueueCounters[]> counters_;
+    std::vector<WorkerPlan> plans_;
+    std::vector<std::vector<uint64_t>> tx_sent_;
+    std::vector<stats::RxResult> rx_results_;
     size_t n_ = 0;
     RunResult res_;
     Clock::time_point t0_;
@@ -142,7 +217,14 @@ void Controller::watchdog(const stats::Snapshot& s) {
 RunResult Controller::run() {
     n_ = spec_.tx_queue_total() + spec_.rx_queue_total();
     counters_.reset(new stats::QueueCounters[n_]);
-    auto plans = plan_workers(spec_, be_, counters_.get());
+    plans_ = plan_workers(spec_, be_, counters_.get());
+    auto& plans = plans_;
+    tx_sent_.resize(plans.size());
+    rx_results_.resize(plans.size());
+    for (size_t i = 0; i < plans.size(); ++i) {
+        if (plans[i].id.dir == Dir::tx) plans[i].tx_sent = &tx_sent_[i];
+        else plans[i].rx_result = &rx_results_[i];
+    }
     for (const auto& p : plans) res_.ids.push_back(p.id);
     res_.loopback = spec_.tx_enabled() && spec_.rx_enabled();
     wd_polls_.assign(n_, 0);
@@ -193,7 +275,7 @@ RunResult Controller::run() {
             if (tx_end >= 0) {
                 if (!spec_.rx_enabled()) break;
                 // Drained: nothing new for a quiet period, or everything sent has arrived.
-                const bool all_in = rx_now >= stats::total(res_.ids, s, Dir::tx).packets;
+                const bool all_in = stats::total(res_.ids, s, Dir::rx).unique >= stats::total(res_.ids, s, Dir::tx).packets;
                 const bool quiet = s.t - std::max(rx_last_change, drain_start) >= std::min(0.1, spec_.drain_s);
                 if (all_in || quiet || s.t - drain_start >= spec_.drain_s) break;
             }
@@ -226,8 +308,16 @@ void Controller::finish(const stats::Snapshot& fin) {
         const bool rx = res_.ids[i].dir == Dir::rx;
         const uint64_t a = rx ? q.first_pkt_ns : q.start_ns, b = rx ? q.last_pkt_ns : q.end_ns;
         const double act = b > a ? (b - a) * 1e-9 : 0;
-        res_.queues.push_back({res_.ids[i], q, act});
+        QueueResult qr{res_.ids[i], q, act, {}};
+        if (rx) {
+            qr.latency = summarize(rx_results_[i].latency);
+            res_.latency.merge(rx_results_[i].latency);
+        }
+        res_.queues.push_back(qr);
     }
+    res_.sig_level = spec_.sig_level();
+    if (spec_.rx_enabled() && res_.sig_level != packet::SigLevel::none)
+        res_.streams = merge_streams(plans_, spec_.tx_enabled(), res_.violations);
     // The TX phase as the workers saw it: first TX worker start to last TX worker end.
     uint64_t t_first = UINT64_MAX, t_last = 0;
     for (const auto& q : res_.queues)
@@ -251,7 +341,9 @@ void Controller::finish(const stats::Snapshot& fin) {
                                              achieved, spec_.rate_pps));
         }
     }
-    if (res_.loopback && res_.rx.packets <= res_.tx.packets) res_.lost = res_.tx.packets - res_.rx.packets;
+    // Loss counts distinct test frames: foreign and malformed frames, duplicates and late
+    // arrivals never make up for a lost one.
+    if (res_.loopback && res_.rx.unique <= res_.tx.packets) res_.lost = res_.tx.packets - res_.rx.unique;
     if (spec_.count && spec_.tx_enabled() && res_.tx.packets != *spec_.count && !aborted_ &&
         !g_stop_requested.load(std::memory_order_relaxed))
         res_.violations.push_back(fmt::format("sent {} packets but --count asked for {}", res_.tx.packets,

@@ -14,10 +14,28 @@ namespace lr::engine {
 enum class Verdict { pass, fail, invalid };
 const char* verdict_str(Verdict v);
 
+struct LatencySummary {
+    uint64_t count = 0, min = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+    double mean = 0;
+};
+LatencySummary summarize(const stats::LatencyHistogram& h);
+
 struct QueueResult {
     stats::QueueId id;
     stats::QueueSample final;
     double active_s = 0;  // TX: the worker's run time; RX: first to last received burst
+    LatencySummary latency;  // RX queues of signed runs
+};
+
+// Per stream (= flow): what was sent and what arrived, after the drain.
+struct StreamResult {
+    uint32_t stream = 0;
+    bool tx_known = false;     // the sender is in this run
+    uint64_t sent = 0;
+    uint64_t received = 0;     // distinct sequences
+    uint64_t lost = 0;         // sent - received when the sender is known; else sequence gaps
+    uint64_t reordered = 0, duplicates = 0, late = 0;
+    double jitter_ns = 0;      // RFC 3550
 };
 
 struct RunResult {
@@ -33,6 +51,9 @@ struct RunResult {
     bool loopback = false;     // TX and RX ports both in this process
     bool generator_limited = false;  // --rate was given and TX achieved less than 99 % of it
     uint64_t lost = 0;         // TX - RX when loopback
+    std::vector<StreamResult> streams;    // signed runs with RX: per stream
+    stats::LatencyHistogram latency;      // all RX queues merged
+    packet::SigLevel sig_level = packet::SigLevel::none;
     std::vector<std::string> violations;  // broken invariants: the run is invalid
     std::vector<std::string> notes;       // informational
     Verdict verdict = Verdict::pass;
@@ -42,6 +63,10 @@ struct RunResult {
 // Splits the spec into one plan per (port, queue), TX first then RX.
 std::vector<WorkerPlan> plan_workers(const spec::RunSpec& spec, const Backend& be,
                                      stats::QueueCounters* counters);
+
+// Merges per-queue stream results into per-stream totals and checks received <= sent.
+std::vector<StreamResult> merge_streams(const std::vector<WorkerPlan>& plans, bool sender_known,
+                                        std::vector<std::string>& violations);
 
 // Async-signal-safe: asks a running control loop to end TX now, drain and report.
 void request_stop() noexcept;

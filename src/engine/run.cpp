@@ -44,6 +44,9 @@ nlohmann::json host_environment() {
 int run(const spec::RunSpec& spec) {
     auto be = make_backend(spec.backend);
     be->open(spec);
+    if (spec.tx_enabled() && spec.signed_frames())
+        fmt::print("linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
+                   packet::sig_level_str(spec.sig_level()), spec.nonce, spec.nonce);
     if (!spec.quiet) report::print_header(stdout);
     IntervalSink sink;
     if (!spec.quiet) sink = [](const stats::IntervalRow& r) { report::print_interval(stdout, r); };

@@ -20,10 +20,11 @@ enum VaryField : unsigned {
 unsigned parse_vary(std::string_view s);
 std::string vary_str(unsigned vary);
 
-// Flow i (0 <= i < count) sets every varied field to base + i (ports wrap within
-// 1..65535 skipping 0; addresses as big-endian integers). Throws UsageError when
-// count is 0, count > 1 and vary == 0, or a varied port/address range would wrap
-// and produce duplicate tuples.
+// Flow i (0 <= i < count) sets every varied field to base + i (ports as integers,
+// addresses as big-endian integers); unvaried fields keep the base value. Only the
+// FrameSpecs are produced (no frame bytes). Throws UsageError when count is 0, count > 1
+// and vary == 0, or a varied port would pass 65535 / a varied address would pass the
+// top of its family's address space (no wrapping, so tuples are never duplicated).
 std::vector<packet::FrameSpec> make_flows(const packet::FrameSpec& base, uint32_t count,
                                           unsigned vary);
 

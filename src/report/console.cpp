@@ -1,5 +1,6 @@
 #include "report/console.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace lr::report {
@@ -39,6 +40,25 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunR
                    "RX total: {} packets, {} bytes; first to last packet {:.3f}s = {:.3f} Mpps, {:.3f} Gb/s L1, "
                    "{:.3f} Gb/s L2\n",
                    r.rx.packets, r.rx.bytes, r.rx_seconds, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
+    }
+    if (spec.rx_enabled() && r.sig_level != packet::SigLevel::none) {
+        fmt::print(out, "RX frames: ours {} (distinct {}), foreign {} (other runs {}), malformed {}\n", r.rx.ours,
+                   r.rx.unique, r.rx.foreign, r.rx.stale, r.rx.malformed);
+        uint64_t lost = 0;
+        double jit = 0;
+        for (const auto& st : r.streams) {
+            lost += st.lost;
+            jit = std::max(jit, st.jitter_ns);
+        }
+        fmt::print(out, "Sequence ({} streams): lost {}, reordered {}, duplicates {}, late {}\n", r.streams.size(),
+                   lost, r.rx.reordered, r.rx.dup, r.rx.late);
+        const auto l = engine::summarize(r.latency);
+        if (l.count)
+            fmt::print(out,
+                       "Latency one-way, us: min {:.3f} mean {:.3f} p50 {:.3f} p90 {:.3f} p99 {:.3f} p99.9 {:.3f} "
+                       "max {:.3f}; jitter (RFC 3550, worst stream) {:.3f}\n",
+                       l.min / 1e3, l.mean / 1e3, l.p50 / 1e3, l.p90 / 1e3, l.p99 / 1e3, l.p999 / 1e3, l.max / 1e3,
+                       jit / 1e3);
     }
     if (r.loopback)
         fmt::print(out, "Lost: {} ({:.6f}%) after {:.3f}s drain\n", r.lost,

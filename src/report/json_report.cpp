@@ -14,6 +14,12 @@ nlohmann::json rates(const stats::Rates& r) {
             {"pps", r.pps()},       {"l1_bps", r.l1_bps()},       {"l2_bps", r.l2_bps()}};
 }
 
+nlohmann::json latency(const engine::LatencySummary& l) {
+    if (!l.count) return nullptr;
+    return {{"count", l.count}, {"min_ns", l.min},   {"mean_ns", l.mean}, {"p50_ns", l.p50},
+            {"p90_ns", l.p90},  {"p99_ns", l.p99},   {"p999_ns", l.p999}, {"max_ns", l.max}};
+}
+
 }  // namespace
 
 nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,
@@ -50,8 +56,42 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                           {"pps", rt.pps()},
                           {"l1_bps", rt.l1_bps()},
                           {"l2_bps", rt.l2_bps()}});
+        if (q.id.dir == stats::Dir::rx) {
+            auto& b = queues.back();
+            b["ours"] = q.final.rx_ours;
+            b["distinct"] = q.final.rx_unique;
+            b["foreign"] = q.final.rx_foreign;
+            b["foreign_other_run"] = q.final.rx_stale;
+            b["malformed"] = q.final.rx_malformed;
+            b["duplicates"] = q.final.rx_dup;
+            b["reordered"] = q.final.rx_reordered;
+            b["late"] = q.final.rx_late;
+            b["latency"] = latency(q.latency);
+        }
     }
     j["queues"] = std::move(queues);
+
+    j["signature"] = {
+        {"level", packet::sig_level_str(r.sig_level)},
+        {"nonce", spec.nonce},
+        {"timestamp_source", r.sig_level == packet::SigLevel::seq_ts
+                                 ? "CLOCK_MONOTONIC, read once per TX burst just before it is handed to the driver "
+                                   "and once per RX burst after it is received; one-way on one host"
+                                 : "none"},
+    };
+    auto streams = nlohmann::json::array();
+    for (const auto& st : r.streams)
+        streams.push_back({{"stream", st.stream},
+                           {"sent", st.tx_known ? nlohmann::json(st.sent) : nlohmann::json(nullptr)},
+                           {"received", st.received},
+                           {"lost", st.lost},
+                           {"lost_basis", st.tx_known ? "sent - received" : "sequence gaps"},
+                           {"reordered", st.reordered},
+                           {"duplicates", st.duplicates},
+                           {"late", st.late},
+                           {"jitter_ns", st.jitter_ns}});
+    j["streams"] = std::move(streams);
+    j["latency"] = latency(engine::summarize(r.latency));
 
     auto ports = nlohmann::json::array();
     for (size_t i = 0; i < r.ports.size(); ++i) {
@@ -85,6 +125,15 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
     j["totals"] = {
         {"tx", rates(tx)},
         {"rx", rates(rx)},
+        {"rx_classes",
+         {{"ours", r.rx.ours},
+          {"distinct", r.rx.unique},
+          {"foreign", r.rx.foreign},
+          {"foreign_other_run", r.rx.stale},
+          {"malformed", r.rx.malformed},
+          {"duplicates", r.rx.dup},
+          {"reordered", r.rx.reordered},
+          {"late", r.rx.late}}},
         {"tx_backpressure", r.tx.backpressure},
         {"tx_no_buffer", r.tx.no_buffer},
         {"tx_unsent", r.tx.unsent},

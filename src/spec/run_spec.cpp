@@ -67,6 +67,14 @@ void RunSpec::validate() const {
 
     const uint32_t nflows = effective_flows();
     (void)flow::make_flows(frame, nflows, nflows > 1 ? vary : 0);
+    if (signed_frames() && tx_enabled() && nflows < tx_queue_total())
+        throw UsageError(fmt::format("--flows {} is fewer than the {} TX queues: with signatures every queue needs "
+                                     "flows of its own (each flow is one sequence-numbered stream)",
+                                     nflows, tx_queue_total()));
+    if (signature && nflows > 65535) throw UsageError("signatures carry a 16-bit stream id: at most 65535 flows");
+    if (signed_frames() && rx_enabled() && !tx_enabled() && !nonce_given)
+        throw UsageError("a receive-only run must know the sender's run nonce to recognise its frames: pass "
+                         "--nonce N (the sender prints it, or set the same --nonce on both), or --no-signature");
 
     if (count && tx_enabled() && *count < tx_queue_total())
         throw UsageError(fmt::format("--count {} is smaller than the number of TX queues ({})", *count,
@@ -114,6 +122,8 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
           {"dst_port", f.dst_port},
           {"ttl", f.ttl}}},
         {"flows", s.effective_flows()},
+        {"signature", s.signature},
+        {"nonce", s.nonce},
         {"vary", flow::vary_str(s.vary)},
         {"count", s.count ? nlohmann::json(*s.count) : nlohmann::json(nullptr)},
         {"rate_pps", s.rate_pps > 0 ? nlohmann::json(s.rate_pps) : nlohmann::json(nullptr)},

@@ -10,6 +10,7 @@
 
 #include "flow/flows.h"
 #include "packet/frame.h"
+#include "packet/signature.h"
 #include "spec/parse.h"
 
 namespace lr::spec {
@@ -32,6 +33,9 @@ struct RunSpec {
 
     packet::FrameSpec frame;  // base frame; flows vary it
     uint32_t flows = 0;       // 0 = one flow per TX queue
+    bool signature = true;    // sign every frame that has room (sequence, timestamp)
+    uint16_t nonce = 0;       // run identity carried in the signature
+    bool nonce_given = false; // RX-only runs need the sender's nonce
     unsigned vary = flow::vary_src_ip | flow::vary_src_port;
 
     std::optional<uint64_t> count;  // total packets to send (TX) or to await (RX-only)
@@ -59,6 +63,14 @@ struct RunSpec {
     uint32_t tx_queue_total() const;
     uint32_t rx_queue_total() const;
     uint32_t effective_flows() const { return flows ? flows : std::max(1u, tx_queue_total()); }
+    // Streams the receiver tracks: one per flow (stream id = flow index). An RX-only run does
+    // not know the sender's flow count unless --flows is given: it tracks up to 1024.
+    // What the run's frames carry: none when --no-signature or the frame has no room.
+    packet::SigLevel sig_level() const {
+        return signature ? packet::sig_layout(frame).level : packet::SigLevel::none;
+    }
+    bool signed_frames() const { return sig_level() != packet::SigLevel::none; }
+    uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : 1024; }
 
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;

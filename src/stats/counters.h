@@ -22,6 +22,9 @@ struct alignas(64) QueueCounters {
     std::atomic<uint64_t> end_ns{0};        // steady clock when the loop returned
     std::atomic<uint64_t> first_pkt_ns{0};  // RX: steady clock of the first/last non-empty
     std::atomic<uint64_t> last_pkt_ns{0};   //     burst (written when the loop returns)
+    // RX classification (signatures): ours + foreign + malformed = packets.
+    std::atomic<uint64_t> rx_ours{0}, rx_unique{0}, rx_foreign{0}, rx_stale{0}, rx_malformed{0};
+    std::atomic<uint64_t> rx_dup{0}, rx_reordered{0}, rx_late{0};
     std::atomic<uint32_t> state{0};         // WorkerState (release on change)
 };
 static_assert(sizeof(QueueCounters) % 64 == 0, "QueueCounters must fill whole cache lines");

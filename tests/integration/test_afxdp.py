@@ -13,6 +13,7 @@ from lrtest import LINERATE, check
 from netns import VethBed, sh, unique
 
 N = 200_000
+NONCE = "4242"  # both sides of a two-process run share the run nonce
 RATE = "250k"  # pps: the 2-core test machine sustains ~0.7 Mpps on veth; leave headroom
 
 
@@ -45,10 +46,10 @@ def one_process_exact():
 
 def lr_cmd(kind, direction, ifc, out, cpu, extra):
     """A linerate command for one side: kind 'afxdp', or 'dpdk' (net_af_xdp vdev on ifc)."""
-    base = [LINERATE, "run", "-q", "--json", out, f"--{direction}"]
+    base = [LINERATE, "run", "-q", "--json", out, "--nonce", NONCE, f"--{direction}"]
     if kind == "afxdp":
         return base + [ifc, "--backend", "afxdp", "--cpus", str(cpu)] + extra
-    return base + ["net_af_xdp0"] + extra + ["--", f"--vdev=net_af_xdp0,iface={ifc}", "--no-pci",
+    return base + ["net_af_xdp0"] + extra + ["--", f"--vdev=net_af_xdp0,iface={ifc},busy_budget=0", "--no-pci",
                                              f"--lcores=0@{1 - cpu},1@{cpu}"]
 
 
@@ -57,7 +58,7 @@ def two_process(sender, receiver):
     with VethBed(unique("lxb")) as bed, tempfile.TemporaryDirectory() as d:
         rx0 = bed.stat(bed.nsb, bed.ifb, "rx_packets")
         rxp = bed.start(bed.nsb, lr_cmd(receiver, "rx", bed.ifb, f"{d}/rx.json", 0,
-                                        ["--count", str(N), "--duration", "60s"]))
+                                        ["--count", str(N), "--duration", "60s", "--descriptors", "4096"]))
         bed.wait_xdp(bed.nsb, bed.ifb, rxp)
         # Paced well below what two shared cores sustain, so any loss would be real.
         tx = bed.run(bed.nsa, lr_cmd(sender, "tx", bed.ifa, f"{d}/tx.json", 1, ["--count", str(N), "--rate", RATE]),
@@ -69,7 +70,8 @@ def two_process(sender, receiver):
         got = report(f"{d}/rx.json")["totals"]["rx"]["packets"]
         kernel = bed.stat(bed.nsb, bed.ifb, "rx_packets") - rx0
         check(sent == N, f"sent {sent}")
-        check(got == N, f"received {got} of {N}")
+        check(got == N, f"received {got} of {N}; receiver port counters "
+                        f"{report(f'{d}/rx.json')['port_counters']}")
         check(kernel == N, f"kernel counted {kernel} frames on {bed.ifb}, linerate {N}")
 
 
@@ -77,13 +79,13 @@ def foreign_traffic_passes():
     with VethBed(unique("lxc")) as bed, tempfile.TemporaryDirectory() as d:
         # Receiver runs until traffic stopped for 2 s, so the pings all fall inside its run.
         rxp = bed.start(bed.nsb, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s",
-                                  "--stop-when-idle", "--drain", "2s", "--json", f"{d}/rx.json", "--cpus", "0"])
+                                  "--nonce", NONCE, "--stop-when-idle", "--drain", "2s", "--json", f"{d}/rx.json", "--cpus", "0"])
         bed.wait_xdp(bed.nsb, bed.ifb, rxp)
         sh("ip", "-n", bed.nsa, "neigh", "flush", "all", check=False)  # force ARP through the program
         ping = subprocess.Popen(bed.wrap(bed.nsa, ["ping", "-c", "20", "-i", "0.05", "-W", "1", "198.18.0.2"]),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         tx = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", str(N),
-                               "--rate", RATE, "--cpus", "1"], timeout=120)
+                               "--rate", RATE, "--cpus", "1", "--nonce", NONCE], timeout=120)
         check(tx.returncode == 0, f"sender: {tx.stdout}{tx.stderr}")
         pout, _ = ping.communicate(timeout=60)
         out, _ = rxp.communicate(timeout=60)
@@ -97,7 +99,8 @@ def foreign_traffic_passes():
 
 def cleanup_after_signal(sig):
     with VethBed(unique("lxd"), same_ns=True) as bed:
-        p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s"])
+        p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s",
+                                      "--nonce", NONCE])
         bed.wait_xdp(bed.nsa, bed.ifb, p)
         p.send_signal(sig)
         p.wait(timeout=20)
@@ -107,7 +110,8 @@ def cleanup_after_signal(sig):
         while bed.xdp_attached(bed.nsa, bed.ifb) and time.time() < end:
             time.sleep(0.05)
         check(not bed.xdp_attached(bed.nsa, bed.ifb), f"XDP program still attached after {sig.name}")
-        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "300ms"],
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "300ms",
+                              "--nonce", NONCE],
                     timeout=60)
         check(r.returncode == 0, f"next run after {sig.name}: exit {r.returncode}\n{r.stdout}{r.stderr}")
 
@@ -118,7 +122,8 @@ def foreign_program_refused():
         r = bed.run(bed.nsa, ["ip", "link", "set", "dev", bed.ifb, "xdpgeneric", "obj", obj, "sec", "xdp"])
         if r.returncode != 0:
             raise AssertionError(f"could not attach a foreign program for the test: {r.stderr}")
-        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "1s"],
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "1s",
+                              "--nonce", NONCE],
                     timeout=60)
         check(r.returncode == 3, f"exit {r.returncode}, expected 3\n{r.stdout}{r.stderr}")
         check("another XDP program (id" in r.stderr, r.stderr)

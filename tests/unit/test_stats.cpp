@@ -19,6 +19,7 @@ Snapshot snap(double t, uint64_t tx0, uint64_t tx1, uint64_t rx0, unsigned size 
     s.queues[1].packets = tx1;
     s.queues[1].bytes = tx1 * size;
     s.queues[2].packets = rx0;
+    s.queues[2].rx_unique = rx0;
     s.queues[2].bytes = rx0 * size;
     return s;
 }
@@ -115,7 +116,7 @@ TEST(Invariants, ReceivedMoreThanSentIsFlaggedOnlyForLoopback) {
     EXPECT_TRUE(v.empty());
     check_invariants(ids, snap(1, 10, 10, 21), true, v);
     ASSERT_EQ(v.size(), 1u);
-    EXPECT_NE(v[0].find("received 21 packets but sent only 20"), std::string::npos);
+    EXPECT_NE(v[0].find("received 21 distinct test packets but sent only 20"), std::string::npos);
     v.clear();
     check_invariants(ids, snap(1, 10, 10, 21), false, v);
     EXPECT_TRUE(v.empty());

@@ -171,13 +171,24 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
         XskQueue* q = (pl.id.dir == stats::Dir::tx ? port.txq : port.rxq)[pl.id.queue].get();
         if (pl.id.dir == stats::Dir::tx) {
             std::vector<std::vector<uint8_t>> frames;
-            for (const auto& fs : pl.flows) frames.push_back(packet::build_frame(fs));
+            const auto layout = packet::sig_layout(spec.frame);
+            for (size_t k = 0; k < pl.flows.size(); ++k) {
+                frames.push_back(packet::build_frame(pl.flows[k]));
+                if (spec.signed_frames()) packet::sig_init(frames.back(), layout, spec.nonce, pl.streams[k]);
+            }
             q->load_templates(frames);
         }
         XskQueue::LoopCtx c;
         c.burst = spec.burst;
         c.count = pl.count;
         c.rate_pps = pl.rate_pps;
+        c.signature = spec.signed_frames();
+        c.layout = packet::sig_layout(spec.frame);
+        c.streams = pl.streams;
+        c.nonce = spec.nonce;
+        c.rx_streams = spec.rx_streams();
+        c.tx_sent = pl.tx_sent;
+        c.rx_result = pl.rx_result;
         c.frame_len = spec.frame.frame_size - packet::kFcsLen;
         c.wire_bytes = spec.frame.frame_size;
         c.yield_when_idle = oversubscribed;

@@ -12,6 +12,8 @@
 #include <xdp/xsk.h>
 
 #include "engine/pacer.h"
+#include "engine/tx_signer.h"
+#include "stats/rx_measure.h"
 #include "util/error.h"
 
 namespace lr::afxdp {
@@ -156,6 +158,8 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
     const auto& stop = c.ctl->stop_tx;
     engine::Pacer pacer(c.rate_pps);
     pacer.start();
+    engine::TxSigner signer(c.signature, c.layout, c.streams);
+    auto* umem = static_cast<uint8_t*>(umem_area_);
     while (!stop.load(std::memory_order_relaxed) && !fatal) {
         ++polls;
         reap();
@@ -179,11 +183,13 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
         uint32_t idx = 0;
         const uint32_t got = want ? xsk_ring_prod__reserve(&r_->tx, static_cast<uint32_t>(want), &idx) : 0;
         if (got < want) ++backpressure;
+        if (got && signer.on()) signer.begin_burst();
         for (uint32_t i = 0; i < got; ++i) {
             xdp_desc* d = xsk_ring_prod__tx_desc(&r_->tx, idx + i);
             d->addr = free_chunks[--nfree];
             d->len = c.frame_len;
             d->options = 0;
+            if (signer.on()) signer.stamp(umem + d->addr);
         }
         if (got) xsk_ring_prod__submit(&r_->tx, got);
         submitted += got;
@@ -208,6 +214,15 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
     publish(ctr.bytes, completed * c.wire_bytes);
     publish(ctr.tx_errors, kick_errors);
     publish(ctr.unsent, submitted - completed);
+    signer.prepare_unsent();
+    if (signer.on() && submitted > completed) {
+        // Chunks not back on the free stack never completed: their sequences were not sent.
+        std::vector<bool> is_free(cfg_.frames, false);
+        for (size_t i = 0; i < nfree; ++i) is_free[free_chunks[i] / kChunk] = true;
+        for (uint32_t k = 0; k < cfg_.frames; ++k)
+            if (!is_free[k]) signer.unsent(umem + static_cast<size_t>(k) * kChunk);
+    }
+    if (c.tx_sent) *c.tx_sent = signer.sent();
     return !fatal;
 }
 
@@ -217,6 +232,8 @@ void XskQueue::rx_loop(const LoopCtx& c) {
     uint32_t idle = 0;
     const int sfd = fd();
     const auto& stop = c.ctl->stop_rx;
+    stats::RxMeasure meas(c.signature, c.nonce, c.rx_streams, c.rx_result);
+    const auto* umem = static_cast<const uint8_t*>(umem_area_);
     while (!stop.load(std::memory_order_relaxed)) {
         publish(ctr.polls, ++polls);
         uint32_t idx = 0;
@@ -230,8 +247,9 @@ void XskQueue::rx_loop(const LoopCtx& c) {
             continue;
         }
         idle = 0;
-        last = stats::now_ns();  // vDSO clock read once per burst
+        last = stats::now_ns();  // vDSO clock read once per burst: RX timestamp of its frames
         if (!first) first = last;
+        meas.burst_time(last);
         uint32_t fidx = 0;
         while (xsk_ring_prod__reserve(&r_->fill, n, &fidx) != n) {
             // Cannot happen while we recycle exactly what we take; bounded by the stop flag.
@@ -241,6 +259,7 @@ void XskQueue::rx_loop(const LoopCtx& c) {
         for (uint32_t i = 0; i < n; ++i) {
             const xdp_desc* d = xsk_ring_cons__rx_desc(&r_->rx, idx + i);
             b += d->len;
+            meas.frame(umem + xsk_umem__add_offset_to_addr(d->addr), d->len);
             *xsk_ring_prod__fill_addr(&r_->fill, fidx + i) = xsk_umem__extract_addr(d->addr);
         }
         xsk_ring_prod__submit(&r_->fill, n);
@@ -249,6 +268,7 @@ void XskQueue::rx_loop(const LoopCtx& c) {
         bytes += b + 4ull * n;  // + FCS
         publish(ctr.packets, packets);
         publish(ctr.bytes, bytes);
+        meas.publish(ctr);
     }
     if (first) {
         publish(ctr.first_pkt_ns, first);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/backend.h"
+#include "packet/signature.h"
 
 struct xsk_socket;
 struct xsk_umem;
@@ -52,6 +53,13 @@ public:
         bool yield_when_idle = false;
         stats::QueueCounters* counters = nullptr;
         const engine::RunControl* ctl = nullptr;
+        bool signature = false;
+        packet::SigLayout layout;
+        std::vector<uint16_t> streams;  // TX: stream ids of this queue's flows
+        uint16_t nonce = 0;
+        uint32_t rx_streams = 0;
+        std::vector<uint64_t>* tx_sent = nullptr;
+        stats::RxResult* rx_result = nullptr;
     };
     // Returns false when a non-transient send error ended the loop.
     bool tx_loop(const LoopCtx& c);

@@ -279,6 +279,13 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
         w.burst = spec.burst;
         w.count = pl.count;
         w.rate_pps = pl.rate_pps;
+        w.signature = spec.signed_frames();
+        w.layout = packet::sig_layout(spec.frame);
+        w.streams = pl.streams;
+        w.nonce = spec.nonce;
+        w.rx_streams = spec.rx_streams();
+        w.tx_sent = pl.tx_sent;
+        w.rx_result = pl.rx_result;
         w.wire_bytes = spec.frame.frame_size;
         w.yield_when_idle = oversubscribed;
         w.counters = pl.counters;
@@ -287,7 +294,10 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
         int r;
         if (pl.id.dir == stats::Dir::tx) {
             std::vector<std::vector<uint8_t>> frames;
-            for (const auto& fs : pl.flows) frames.push_back(packet::build_frame(fs));
+            for (size_t k = 0; k < pl.flows.size(); ++k) {
+                frames.push_back(packet::build_frame(pl.flows[k]));
+                if (spec.signed_frames()) packet::sig_init(frames.back(), w.layout, spec.nonce, pl.streams[k]);
+            }
             w.pool = make_pool(pname, spec.effective_mbufs(), frame_len, socket);
             TemplateInit ti{&frames};
             rte_mempool_obj_iter(w.pool, init_tx_mbuf, &ti);

@@ -4,9 +4,10 @@
 #include "backend/dpdk/dpdk_worker.h"
 
 #include "engine/pacer.h"
+#include "engine/tx_signer.h"
+#include "stats/rx_measure.h"
 
 #include <cstring>
-#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -27,6 +28,7 @@ void tx_loop(const WorkerCtx& w) {
     const auto& stop = w.ctl->stop_tx;
     engine::Pacer pacer(w.rate_pps);
     pacer.start();
+    engine::TxSigner signer(w.signature, w.layout, w.streams);
     while (!stop.load(std::memory_order_relaxed)) {
         uint32_t want = w.burst;
         if constexpr (Limited) {
@@ -46,10 +48,15 @@ void tx_loop(const WorkerCtx& w) {
         // Mbufs come back from the driver with data, data_len and pkt_len intact, so a raw
         // pool get hands out ready frames.
         if (npend < want) {
-            if (rte_mempool_get_bulk(w.pool, reinterpret_cast<void**>(pend + npend), want - npend) == 0)
+            if (rte_mempool_get_bulk(w.pool, reinterpret_cast<void**>(pend + npend), want - npend) == 0) {
+                if (signer.on()) {  // new frames only: re-offered ones keep their stamp
+                    signer.begin_burst();
+                    for (uint32_t i = npend; i < want; ++i) signer.stamp(rte_pktmbuf_mtod(pend[i], uint8_t*));
+                }
                 npend = want;
-            else
+            } else {
                 ++no_buffer;
+            }
         }
         ++polls;
         if (npend) {
@@ -73,14 +80,18 @@ void tx_loop(const WorkerCtx& w) {
         publish(c.no_buffer, no_buffer);
         publish(c.polls, polls);
     }
+    signer.prepare_unsent();
+    for (uint32_t i = 0; i < npend && signer.on(); ++i) signer.unsent(rte_pktmbuf_mtod(pend[i], uint8_t*));
+    if (w.tx_sent) *w.tx_sent = signer.sent();
     if (npend) rte_mempool_put_bulk(w.pool, reinterpret_cast<void**>(pend), npend);
     publish(c.unsent, npend);
 }
 
 void rx_loop(const WorkerCtx& w) {
     rte_mbuf* bufs[kMaxBurst];
-    uint64_t packets = 0, bytes = 0, polls = 0, first_tsc = 0, last_tsc = 0;
+    uint64_t packets = 0, bytes = 0, polls = 0, first = 0, last = 0;
     uint32_t idle = 0;
+    stats::RxMeasure meas(w.signature, w.nonce, w.rx_streams, w.rx_result);
     auto& c = *w.counters;
     const auto& stop = w.ctl->stop_rx;
     const uint16_t burst = static_cast<uint16_t>(w.burst);
@@ -95,21 +106,24 @@ void rx_loop(const WorkerCtx& w) {
             continue;
         }
         idle = 0;
-        last_tsc = rte_rdtsc();  // a register read per burst, converted once at the end
-        if (!first_tsc) first_tsc = last_tsc;
+        last = stats::now_ns();  // one clock read per burst: RX timestamp of every frame in it
+        if (!first) first = last;
+        meas.burst_time(last);
         uint64_t b = 0;
-        for (uint16_t i = 0; i < n; ++i) b += rte_pktmbuf_pkt_len(bufs[i]);
+        for (uint16_t i = 0; i < n; ++i) {
+            b += rte_pktmbuf_pkt_len(bufs[i]);
+            meas.frame(rte_pktmbuf_mtod(bufs[i], const uint8_t*), rte_pktmbuf_data_len(bufs[i]));
+        }
         packets += n;
         bytes += b + 4ull * n;  // + FCS, which the NIC strips
         rte_pktmbuf_free_bulk(bufs, n);
         publish(c.packets, packets);
         publish(c.bytes, bytes);
+        meas.publish(c);
     }
-    if (first_tsc) {
-        const uint64_t now_tsc = rte_rdtsc(), now = stats::now_ns();
-        const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
-        publish(c.first_pkt_ns, now - static_cast<uint64_t>((now_tsc - first_tsc) * ns_per_tsc));
-        publish(c.last_pkt_ns, now - static_cast<uint64_t>((now_tsc - last_tsc) * ns_per_tsc));
+    if (first) {
+        publish(c.first_pkt_ns, first);
+        publish(c.last_pkt_ns, last);
     }
 }
 

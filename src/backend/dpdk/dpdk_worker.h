@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "engine/backend.h"
+#include "packet/signature.h"
 #include "stats/counters.h"
 
 struct rte_mempool;
@@ -23,6 +24,14 @@ struct WorkerCtx {
     bool yield_when_idle = false; // share the core when lcores outnumber CPUs (RX idle, TX blocked)
     stats::QueueCounters* counters = nullptr;
     const engine::RunControl* ctl = nullptr;
+    // Signatures: TX stamps sequence + timestamp per packet; RX classifies and tracks.
+    bool signature = false;
+    packet::SigLayout layout;
+    std::vector<uint16_t> streams;       // TX: stream ids of this queue's flows
+    uint16_t nonce = 0;
+    uint32_t rx_streams = 0;
+    std::vector<uint64_t>* tx_sent = nullptr;
+    stats::RxResult* rx_result = nullptr;
 };
 
 // rte_eal_remote_launch entry point; `arg` is a WorkerCtx*.

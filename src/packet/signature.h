@@ -1,0 +1,79 @@
+// The linerate signature: magic, run nonce, stream id, sequence number and TX timestamp,
+// carried in every frame that has room. Frames are built once; per packet only the
+// sequence and timestamp are patched and the L4 checksum updated incrementally (RFC 1624).
+//
+// UDP (payload >= 12 bytes):            TCP (SYN):
+//   payload[0..2)   magic 0x4C52 "LR"     ack number   magic << 16 | nonce
+//   payload[2..4)   run nonce             urgent ptr   stream id
+//   payload[4..6)   stream id             seq number   sequence (low 32 bits)
+//   payload[6..12)  sequence, 48 bits     payload[0..6) TX timestamp, 48 bits (if room)
+//   payload[12..18) TX timestamp, 48 bits (if payload >= 18)
+// All big-endian. Timestamps are CLOCK_MONOTONIC nanoseconds modulo 2^48 (78 hours).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "packet/frame.h"
+
+namespace lr::packet {
+
+inline constexpr uint16_t kSigMagic = 0x4c52;
+
+// What a frame kind and size can carry.
+enum class SigLevel : uint8_t { none = 0, seq = 1, seq_ts = 2 };
+const char* sig_level_str(SigLevel l);
+
+struct SigLayout {
+    SigLevel level = SigLevel::none;
+    bool tcp = false;
+    bool v6 = false;
+    uint16_t ip_off = 0;       // IP header offset in the frame
+    uint16_t l4_off = 0;       // L4 header offset in the frame
+    uint16_t csum_off = 0;     // L4 checksum offset
+    uint16_t seq_off = 0;      // UDP: 6-byte sequence; TCP: the 4-byte TCP sequence field
+    uint16_t ts_off = 0;       // 6-byte timestamp (level seq_ts only)
+    uint8_t seq_bits = 48;     // 48 (UDP) or 32 (TCP)
+};
+
+// Where the signature goes in frames of spec `s` (level none when there is no room).
+SigLayout sig_layout(const FrameSpec& s);
+
+// Writes magic, nonce and stream id into a built frame (once per template) and recomputes
+// the L4 checksum. Sequence and timestamp start at zero.
+void sig_init(std::vector<uint8_t>& frame, const SigLayout& l, uint16_t nonce, uint16_t stream);
+
+// Stream id of a frame signed with layout `l` (a frame we built: no bounds checks needed).
+inline uint16_t sig_stream(const uint8_t* f, const SigLayout& l) {
+    const uint8_t* p = l.tcp ? f + l.l4_off + 18 : f + l.seq_off - 2;
+    return static_cast<uint16_t>(p[0] << 8 | p[1]);
+}
+
+// Per packet: patches sequence and timestamp into `frame` (laid out by `l`, with fields
+// previously consistent with its checksum) and updates the L4 checksum incrementally.
+void sig_stamp(uint8_t* frame, const SigLayout& l, uint64_t seq, uint64_t ts_ns);
+
+// ---- receive side -------------------------------------------------------------------
+
+enum class FrameClass : uint8_t {
+    foreign = 0,    // not a linerate test frame (no magic, not UDP/TCP, or another run's nonce)
+    ours = 1,       // magic and nonce match, checksum verifies, fields consistent
+    malformed = 2,  // magic and nonce match but the frame fails validation
+};
+
+struct SigInfo {
+    FrameClass cls = FrameClass::foreign;
+    bool stale = false;      // foreign because it carries the magic with another nonce
+    bool has_ts = false;
+    uint16_t stream = 0;
+    uint64_t seq = 0;        // as on the wire (48 or 32 bits); extend with the tracker
+    uint8_t seq_bits = 48;
+    uint64_t ts_ns = 0;      // 48-bit timestamp
+};
+
+// Bounds-checked parse and classification of a received frame (without FCS). `streams`
+// is the number of valid stream ids. Never reads outside [p, p + len).
+SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t streams);
+
+}  // namespace lr::packet

@@ -1,0 +1,61 @@
+#include "stats/latency.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace lr::stats {
+
+unsigned LatencyHistogram::bucket_of(uint64_t ns) {
+    if (ns < kSub) return static_cast<unsigned>(ns);
+    const unsigned e = static_cast<unsigned>(std::bit_width(ns)) - 1;  // 2^e <= ns < 2^(e+1)
+    if (e > kMaxExp) return kBuckets - 1;
+    const unsigned sub = static_cast<unsigned>((ns >> (e - kSubBits)) & (kSub - 1));
+    return (e - kSubBits + 1) * kSub + sub;
+}
+
+uint64_t LatencyHistogram::bucket_low(unsigned b) {
+    if (b < kSub) return b;
+    const unsigned e = b / kSub + kSubBits - 1;
+    return (uint64_t(1) << e) + (uint64_t(b % kSub) << (e - kSubBits));
+}
+
+uint64_t LatencyHistogram::bucket_high(unsigned b) {
+    if (b < kSub) return b + 1;
+    const unsigned e = b / kSub + kSubBits - 1;
+    return bucket_low(b) + (uint64_t(1) << (e - kSubBits));
+}
+
+void LatencyHistogram::add(uint64_t ns) {
+    ++counts_[bucket_of(ns)];
+    ++count_;
+    sum_ += ns;
+    min_ = std::min(min_, ns);
+    max_ = std::max(max_, ns);
+}
+
+void LatencyHistogram::merge(const LatencyHistogram& o) {
+    for (unsigned i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
+    count_ += o.count_;
+    sum_ += o.sum_;
+    min_ = std::min(min_, o.min_);
+    max_ = std::max(max_, o.max_);
+}
+
+uint64_t LatencyHistogram::percentile(double q) const {
+    if (!count_) return 0;
+    q = std::clamp(q, 0.0, 1.0);
+    // Rank of the value: the smallest value with at least ceil(q * count) values <= it.
+    uint64_t rank = static_cast<uint64_t>(q * static_cast<double>(count_) + 0.999999);
+    rank = std::clamp<uint64_t>(rank, 1, count_);
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < kBuckets; ++b) {
+        seen += counts_[b];
+        if (seen >= rank) {
+            const uint64_t mid = b < kSub ? b : (bucket_low(b) + bucket_high(b) - 1) / 2;
+            return std::clamp(mid, min(), max_);
+        }
+    }
+    return max_;
+}
+
+}  // namespace lr::stats

@@ -1,0 +1,60 @@
+// Latency statistics: a log-linear histogram with bounded relative error (HDR-like), and
+// RFC 3550 interarrival jitter. Single writer (the RX worker); merged by the control thread.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace lr::stats {
+
+// Values in nanoseconds, 0 .. 2^40 (about 18 minutes). Each power-of-two range is split
+// into 2^kSubBits linear buckets, so a reported percentile is within 1/2^kSubBits (0.8 %)
+// of the true value; values below 2^kSubBits ns are exact.
+class LatencyHistogram {
+public:
+    static constexpr unsigned kSubBits = 7;
+    static constexpr unsigned kSub = 1u << kSubBits;
+    static constexpr unsigned kMaxExp = 40;
+    static constexpr unsigned kBuckets = (kMaxExp - kSubBits + 2) * kSub;  // exponents kSubBits..kMaxExp, plus the exact range
+
+    void add(uint64_t ns);
+    void merge(const LatencyHistogram& o);
+    uint64_t count() const { return count_; }
+    uint64_t min() const { return count_ ? min_ : 0; }
+    uint64_t max() const { return max_; }
+    double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0; }
+    // Value at quantile q in [0, 1]: the midpoint of the bucket holding it (exact below 128 ns),
+    // clamped to [min, max].
+    uint64_t percentile(double q) const;
+
+    static unsigned bucket_of(uint64_t ns);
+    static uint64_t bucket_low(unsigned b);
+    static uint64_t bucket_high(unsigned b);  // exclusive
+
+private:
+    std::array<uint64_t, kBuckets> counts_{};
+    uint64_t count_ = 0, sum_ = 0, min_ = UINT64_MAX, max_ = 0;
+};
+
+// RFC 3550 section 6.4.1 interarrival jitter: J += (|D| - J) / 16, with D the difference of
+// transit times of consecutive packets. Kept in nanoseconds as a double.
+class Jitter {
+public:
+    void add(uint64_t tx_ns, uint64_t rx_ns) {
+        const int64_t transit = static_cast<int64_t>(rx_ns - tx_ns);
+        if (have_) {
+            const int64_t d = transit - last_;
+            j_ += (static_cast<double>(d < 0 ? -d : d) - j_) / 16.0;
+        }
+        last_ = transit;
+        have_ = true;
+    }
+    double ns() const { return j_; }
+
+private:
+    double j_ = 0;
+    int64_t last_ = 0;
+    bool have_ = false;
+};
+
+}  // namespace lr::stats

@@ -1,0 +1,35 @@
+#include "stats/rx_measure.h"
+
+namespace lr::stats {
+
+void RxMeasure::on_ours(const packet::SigInfo& r) {
+    ++ours_;
+    auto& st = out_->streams[r.stream];
+    const auto before = st.seq.counts();
+    st.seq.add(st.seq.extend(r.seq, r.seq_bits));
+    const auto& after = st.seq.counts();
+    unique_ += after.received - before.received;
+    dup_ += after.duplicates - before.duplicates;
+    reordered_ += after.reordered - before.reordered;
+    late_ += after.late - before.late;
+    if (r.has_ts) {
+        const uint64_t lat = (now48_ - r.ts_ns) & kTsMask;
+        if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
+            out_->latency.add(lat);
+            st.jitter.add(r.ts_ns, r.ts_ns + lat);
+        }
+    }
+}
+
+void RxMeasure::publish(QueueCounters& c) const {
+    stats::publish(c.rx_ours, ours_);
+    stats::publish(c.rx_unique, unique_);
+    stats::publish(c.rx_foreign, foreign_);
+    stats::publish(c.rx_stale, stale_);
+    stats::publish(c.rx_malformed, malformed_);
+    stats::publish(c.rx_dup, dup_);
+    stats::publish(c.rx_reordered, reordered_);
+    stats::publish(c.rx_late, late_);
+}
+
+}  // namespace lr::stats

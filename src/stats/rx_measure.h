@@ -1,0 +1,65 @@
+// Receive-side measurement shared by every backend's RX loop: classify each frame (ours,
+// foreign, malformed), track each stream's sequence, and measure latency and jitter.
+// One instance per RX worker; single writer. Queue-level totals are published per burst to
+// the worker's QueueCounters; per-stream detail is handed over once, after the worker ends.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "packet/signature.h"
+#include "stats/counters.h"
+#include "stats/latency.h"
+#include "stats/seq_tracker.h"
+
+namespace lr::stats {
+
+struct StreamRx {
+    SeqTracker seq;
+    Jitter jitter;
+};
+
+// What an RX worker hands to the control thread when it ends.
+struct RxResult {
+    std::vector<StreamRx> streams;  // indexed by stream id
+    LatencyHistogram latency;       // one-way: RX clock minus the TX timestamp
+};
+
+class RxMeasure {
+public:
+    // signature=false: every frame counts as ours (plain frames, no sequence tracking).
+    RxMeasure(bool signature, uint16_t nonce, uint32_t streams, RxResult* out)
+        : sig_(signature), nonce_(nonce), nstreams_(streams), out_(out) {
+        out_->streams.resize(streams);
+    }
+    void burst_time(uint64_t rx_ns) { now48_ = rx_ns & kTsMask; }
+    void frame(const uint8_t* p, uint32_t len) {
+        if (!sig_) {  // plain frames: each one counts as a distinct test frame
+            ++ours_;
+            ++unique_;
+            return;
+        }
+        const auto r = packet::sig_classify(p, len, nonce_, nstreams_);
+        if (r.cls == packet::FrameClass::ours) on_ours(r);
+        else if (r.cls == packet::FrameClass::malformed) ++malformed_;
+        else {
+            ++foreign_;
+            if (r.stale) ++stale_;
+        }
+    }
+    // Queue totals, one relaxed store each (call once per burst).
+    void publish(QueueCounters& c) const;
+
+private:
+    static constexpr uint64_t kTsMask = (uint64_t(1) << 48) - 1;
+    void on_ours(const packet::SigInfo& r);
+
+    bool sig_;
+    uint16_t nonce_;
+    uint32_t nstreams_;
+    RxResult* out_;
+    uint64_t now48_ = 0;
+    uint64_t ours_ = 0, foreign_ = 0, malformed_ = 0, stale_ = 0;
+    uint64_t dup_ = 0, reordered_ = 0, late_ = 0, unique_ = 0;
+};
+
+}  // namespace lr::stats

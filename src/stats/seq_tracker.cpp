@@ -1,0 +1,62 @@
+#include "stats/seq_tracker.h"
+
+namespace lr::stats {
+
+uint64_t SeqTracker::extend(uint64_t wire, unsigned bits) const {
+    const uint64_t mod = bits >= 64 ? 0 : (uint64_t(1) << bits);
+    if (!mod) return wire;
+    wire &= mod - 1;
+    if (!c_.any) return wire;  // streams start at 0
+    // The value nearest to the highest seen: within half the wire space either side.
+    const uint64_t base = c_.highest;
+    const uint64_t d = (wire - base) & (mod - 1);
+    const int64_t sd = d >= mod / 2 ? static_cast<int64_t>(d) - static_cast<int64_t>(mod) : static_cast<int64_t>(d);
+    const int64_t r = static_cast<int64_t>(base) + sd;
+    return r < 0 ? wire : static_cast<uint64_t>(r);
+}
+
+void SeqTracker::clear_range(uint64_t from, uint64_t to) {
+    if (to - from >= kWords * 64) {
+        bits_.fill(0);
+        return;
+    }
+    for (uint64_t s = from; s < to; ++s) {
+        if (s % 64 == 0 && to - s >= 64) {
+            bits_[(s / 64) % kWords] = 0;
+            s += 63;
+            continue;
+        }
+        bits_[(s / 64) % kWords] &= ~(uint64_t(1) << (s % 64));
+    }
+}
+
+void SeqTracker::add(uint64_t s) {
+    if (!c_.any) {
+        c_.any = true;
+        c_.highest = s;
+        clear_range(s >= kWindow ? s - kWindow : 0, s + 1);
+        mark(s);
+        ++c_.received;
+        return;
+    }
+    if (s > c_.highest) {
+        clear_range(c_.highest + 1, s + 1);  // forget what fell out of the ring
+        c_.highest = s;
+        mark(s);
+        ++c_.received;
+        return;
+    }
+    if (c_.highest - s >= kWindow) {
+        ++c_.late;
+        return;
+    }
+    if (seen(s)) {
+        ++c_.duplicates;
+        return;
+    }
+    mark(s);
+    ++c_.received;
+    ++c_.reordered;
+}
+
+}  // namespace lr::stats

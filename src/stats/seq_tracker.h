@@ -1,0 +1,43 @@
+// Per-stream sequence tracking: received, duplicates, reordering and late arrivals, over a
+// sliding window, in a 64-bit sequence space extended from 48- or 32-bit wire values.
+// One tracker per (RX queue, stream); only its RX worker writes it.
+#pragma once
+#include <array>
+#include <cstdint>
+
+namespace lr::stats {
+
+class SeqTracker {
+public:
+    static constexpr uint64_t kWindow = 4096;  // sequences remembered below the highest
+
+    struct Counts {
+        uint64_t received = 0;    // unique sequences seen (in order, reordered or late)
+        uint64_t reordered = 0;   // arrived after a higher sequence, within the window
+        uint64_t duplicates = 0;  // a sequence seen again within the window
+        uint64_t late = 0;        // below the window: cannot tell duplicate from reordered;
+                                  // counted apart, not as received
+        uint64_t highest = 0;     // highest sequence seen (valid when received > 0)
+        bool any = false;
+    };
+
+    // Extends a `bits`-wide wire sequence to 64 bits around the highest seen so far.
+    uint64_t extend(uint64_t wire, unsigned bits) const;
+    // Records one arrival of (64-bit) sequence `s`.
+    void add(uint64_t s);
+    const Counts& counts() const { return c_; }
+    // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
+    // count gives the exact loss after the drain.
+    uint64_t gaps() const { return c_.any ? c_.highest + 1 - c_.received - c_.late : 0; }
+
+private:
+    bool seen(uint64_t s) const { return bits_[(s / 64) % kWords] >> (s % 64) & 1; }
+    void mark(uint64_t s) { bits_[(s / 64) % kWords] |= uint64_t(1) << (s % 64); }
+    void clear_range(uint64_t from, uint64_t to);  // [from, to)
+
+    static constexpr uint64_t kWords = kWindow / 64 * 2;  // ring of bits, twice the window
+    Counts c_;
+    std::array<uint64_t, kWords> bits_{};
+};
+
+}  // namespace lr::stats

@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "stats/latency.h"
+#include "stats/seq_tracker.h"
+
+using lr::stats::Jitter;
+using lr::stats::LatencyHistogram;
+using lr::stats::SeqTracker;
+
+TEST(SeqTracker, InOrderNoLoss) {
+    SeqTracker t;
+    for (uint64_t s = 0; s < 10000; ++s) t.add(s);
+    EXPECT_EQ(t.counts().received, 10000u);
+    EXPECT_EQ(t.gaps(), 0u);
+    EXPECT_EQ(t.counts().reordered, 0u);
+    EXPECT_EQ(t.counts().duplicates, 0u);
+}
+
+TEST(SeqTracker, GapsAreLoss) {
+    SeqTracker t;
+    for (uint64_t s = 0; s < 1000; ++s)
+        if (s % 10 != 3) t.add(s);
+    EXPECT_EQ(t.counts().received, 900u);
+    EXPECT_EQ(t.gaps(), 100u);
+    SeqTracker first_lost;
+    for (uint64_t s = 5; s < 10; ++s) first_lost.add(s);  // 0..4 never came
+    EXPECT_EQ(first_lost.gaps(), 5u);
+}
+
+TEST(SeqTracker, SwappedPairsAreReorderedNotLost) {
+    SeqTracker t;
+    for (uint64_t s = 0; s < 1000; s += 2) {
+        t.add(s + 1);
+        t.add(s);
+    }
+    EXPECT_EQ(t.counts().received, 1000u);
+    EXPECT_EQ(t.counts().reordered, 500u);
+    EXPECT_EQ(t.gaps(), 0u);
+    EXPECT_EQ(t.counts().duplicates, 0u);
+}
+
+TEST(SeqTracker, DuplicatesCountedOnce) {
+    SeqTracker t;
+    for (uint64_t s = 0; s < 100; ++s) {
+        t.add(s);
+        if (s % 25 == 0) t.add(s);
+    }
+    t.add(50);  // an old one again, inside the window
+    EXPECT_EQ(t.counts().received, 100u);
+    EXPECT_EQ(t.counts().duplicates, 5u);
+    EXPECT_EQ(t.gaps(), 0u);
+}
+
+TEST(SeqTracker, LateArrivalsBeyondTheWindowAreCountedApart) {
+    SeqTracker t;
+    for (uint64_t s = 1; s < 2 * SeqTracker::kWindow; ++s) t.add(s);
+    t.add(0);  // far too late
+    EXPECT_EQ(t.counts().late, 1u);
+    EXPECT_EQ(t.counts().received, 2 * SeqTracker::kWindow - 1);
+    EXPECT_EQ(t.gaps(), 0u);  // late is not loss
+}
+
+TEST(SeqTracker, WireSequencesWrapInto64Bits) {
+    for (unsigned bits : {32u, 48u}) {
+        SeqTracker t;
+        const uint64_t mod = uint64_t(1) << bits;
+        const uint64_t start = mod - 500;
+        for (uint64_t s = start; s < start + 1000; ++s) t.add(t.extend(s & (mod - 1), bits));
+        EXPECT_EQ(t.counts().received, 1000u) << bits;
+        EXPECT_EQ(t.counts().highest, start + 999) << bits;
+        EXPECT_EQ(t.counts().duplicates, 0u);
+        // A reordered packet from just before the wrap still maps below the highest.
+        EXPECT_EQ(t.extend((mod - 1) & (mod - 1), bits), mod - 1);
+    }
+}
+
+TEST(SeqTracker, RandomScheduleMatchesReference) {
+    std::mt19937 rng(5);
+    std::vector<uint64_t> order;
+    for (uint64_t s = 0; s < 20000; ++s)
+        if (rng() % 50) order.push_back(s);  // ~2 % loss
+    for (size_t i = 0; i + 1 < order.size(); ++i)
+        if (rng() % 20 == 0) std::swap(order[i], order[i + 1]);  // local reordering
+    SeqTracker t;
+    for (auto s : order) t.add(s);
+    const uint64_t highest = *std::max_element(order.begin(), order.end());
+    EXPECT_EQ(t.counts().received, order.size());
+    EXPECT_EQ(t.gaps(), highest + 1 - order.size());
+    EXPECT_EQ(t.counts().duplicates, 0u);
+}
+
+TEST(Histogram, BucketsCoverTheRangeMonotonically) {
+    for (unsigned b = 1; b < LatencyHistogram::kBuckets; ++b)
+        ASSERT_EQ(LatencyHistogram::bucket_low(b), LatencyHistogram::bucket_high(b - 1)) << b;
+    for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 129ull, 1000ull, 123456789ull, (1ull << 40) - 1}) {
+        const unsigned b = LatencyHistogram::bucket_of(v);
+        EXPECT_LE(LatencyHistogram::bucket_low(b), v);
+        EXPECT_GT(LatencyHistogram::bucket_high(b), v);
+    }
+}
+
+TEST(Histogram, PercentilesWithinRelativeErrorBound) {
+    std::mt19937_64 rng(9);
+    std::vector<uint64_t> v;
+    LatencyHistogram h;
+    for (int i = 0; i < 100000; ++i) {
+        const uint64_t x = 1000 + (rng() % 10'000'000) * (rng() % 4 == 0 ? 10 : 1);
+        v.push_back(x);
+        h.add(x);
+    }
+    std::sort(v.begin(), v.end());
+    for (double q : {0.0, 0.5, 0.9, 0.99, 0.999, 1.0}) {
+        const size_t idx = q >= 1.0 ? v.size() - 1 : static_cast<size_t>(std::ceil(q * v.size())) - (q > 0 ? 1 : 0);
+        const double exact = static_cast<double>(v[idx]);
+        const double got = static_cast<double>(h.percentile(q));
+        EXPECT_LE(std::abs(got - exact) / exact, 1.0 / LatencyHistogram::kSub + 1e-9) << q;
+    }
+    EXPECT_EQ(h.min(), v.front());
+    EXPECT_EQ(h.max(), v.back());
+    EXPECT_EQ(h.count(), v.size());
+}
+
+TEST(Histogram, MergeEqualsAddingEverything) {
+    LatencyHistogram a, b, all;
+    for (uint64_t i = 1; i < 5000; ++i) {
+        (i % 2 ? a : b).add(i * 37);
+        all.add(i * 37);
+    }
+    a.merge(b);
+    EXPECT_EQ(a.count(), all.count());
+    EXPECT_DOUBLE_EQ(a.mean(), all.mean());
+    for (double q : {0.1, 0.5, 0.99}) EXPECT_EQ(a.percentile(q), all.percentile(q));
+    EXPECT_EQ(a.min(), all.min());
+    EXPECT_EQ(a.max(), all.max());
+}
+
+TEST(Jitter, Rfc3550OnAKnownSeries) {
+    // Transit times 10, 12, 9, 9, 15 (ns): D = 2, 3, 0, 6.
+    const uint64_t tx[] = {0, 100, 200, 300, 400};
+    const uint64_t transit[] = {10, 12, 9, 9, 15};
+    Jitter j;
+    double ref = 0;
+    int64_t last = 0;
+    for (int i = 0; i < 5; ++i) {
+        j.add(tx[i], tx[i] + transit[i]);
+        if (i) ref += (std::abs(static_cast<double>(static_cast<int64_t>(transit[i]) - last)) - ref) / 16.0;
+        last = static_cast<int64_t>(transit[i]);
+    }
+    EXPECT_NEAR(j.ns(), ref, 1e-12);
+    EXPECT_NEAR(ref, ((2.0 / 16) * 15 / 16 + 3.0 / 16) * 15 / 16 * 15 / 16 + 6.0 / 16 - 0, 1.0);  // sanity
+    Jitter constant;
+    for (uint64_t i = 0; i < 100; ++i) constant.add(i * 1000, i * 1000 + 500);
+    EXPECT_EQ(constant.ns(), 0.0);
+}
