@@ -1,0 +1,81 @@
+"""Fault injection with exact expected counts. This kernel has no netem, so a test-only tc
+egress program (tests/bpf/tc_fault.bpf.c) on the sender's interface drops, duplicates,
+reorders (swaps sequence numbers of adjacent pairs) or corrupts signed frames. The sender
+is DPDK's net_af_packet (its frames pass tc egress); the receiver is the afxdp backend in
+the other namespace, which knows only what arrived."""
+import json
+import os
+import tempfile
+
+import lrtest
+from lrtest import LINERATE, check
+from netns import VethBed, unique
+
+N = 100_000
+NONCE = "777"
+BPF_DIR = os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf")  # build/tests/bpf
+
+
+def run_fault(fault):
+    with VethBed(unique("lxf")) as bed, tempfile.TemporaryDirectory() as d:
+        obj = os.path.abspath(os.path.join(BPF_DIR, f"tc_fault_{fault}.bpf.o"))
+        for cmd in (["tc", "qdisc", "add", "dev", bed.ifa, "clsact"],
+                    ["tc", "filter", "add", "dev", bed.ifa, "egress", "bpf", "direct-action", "obj", obj,
+                     "sec", "tc"]):
+            r = bed.run(bed.nsa, cmd)
+            check(r.returncode == 0, f"{' '.join(cmd)}: {r.stderr}")
+        rxp = bed.start(bed.nsb, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--nonce", NONCE,
+                                  "--duration", "60s", "--stop-when-idle", "--drain", "1s", "--descriptors", "4096",
+                                  "--cpus", "0", "--json", f"{d}/rx.json"])
+        bed.wait_xdp(bed.nsb, bed.ifb, rxp)
+        tx = bed.run(bed.nsa, [LINERATE, "run", "-q", "--tx", "net_af_packet0", "--count", str(N), "--rate", "150k",
+                               "--nonce", NONCE, "--json", f"{d}/tx.json", "--",
+                               f"--vdev=net_af_packet0,iface={bed.ifa},qdisc_bypass=0", "--no-pci", "--lcores=0@0,1@1"],
+                     timeout=120)
+        check(tx.returncode == 0, f"sender: {tx.stdout}{tx.stderr}")
+        out, _ = rxp.communicate(timeout=90)
+        check(rxp.returncode == 0, f"receiver: {out}")
+        with open(f"{d}/tx.json") as f:
+            check(json.load(f)["totals"]["tx"]["packets"] == N, "sender sent N")
+        with open(f"{d}/rx.json") as f:
+            rep = json.load(f)
+    streams = rep["streams"]
+    check(len(streams) == 1, f"one stream expected: {streams}")
+    return streams[0], rep["totals"]["rx_classes"]
+
+
+def drop_every_10th():
+    s, c = run_fault("drop")
+    check(s["lost"] == N // 10 and s["received"] == N - N // 10, f"stream {s}")
+    check(s["reordered"] == 0 and s["duplicates"] == 0 and c["malformed"] == 0, f"stream {s} classes {c}")
+
+
+def duplicate_every_1000th():
+    s, c = run_fault("dup")
+    check(s["duplicates"] == N // 1000, f"duplicates {s['duplicates']}, expected {N // 1000}")
+    check(s["received"] == N and s["lost"] == 0 and s["reordered"] == 0, f"stream {s}")
+    check(c["ours"] == N + N // 1000, f"classes {c}")
+
+
+def swap_adjacent_pairs():
+    s, c = run_fault("swap")
+    check(s["reordered"] == N // 2, f"reordered {s['reordered']}, expected {N // 2}")
+    check(s["lost"] == 0 and s["received"] == N and s["duplicates"] == 0, f"stream {s}")
+    check(c["malformed"] == 0, f"checksums fixed by the program must verify: {c}")
+
+
+def corrupt_one_byte():
+    s, c = run_fault("corrupt")
+    check(c["malformed"] == N // 500, f"malformed {c['malformed']}, expected {N // 500}")
+    check(c["ours"] == N - N // 500, f"ours {c['ours']}: a corrupted frame must never count as ours")
+    check(s["received"] == N - N // 500 and s["lost"] == N // 500, f"stream {s}")
+
+
+if __name__ == "__main__":
+    lrtest.need_root_and_hugepages()
+    r = lrtest.Results()
+    r.case("drop every 10th: lost = N/10", drop_every_10th)
+    r.case("duplicate every 1000th: duplicates exact", duplicate_every_1000th)
+    r.case("swap adjacent pairs: reordered = N/2, lost 0", swap_adjacent_pairs)
+    r.case("corrupt a byte: malformed, never ours", corrupt_one_byte)
+    r.finish()

@@ -1,0 +1,75 @@
+"""Frames that must never count as ours: a replay of an earlier run (another nonce), and
+hostile frames that carry the magic (and even this run's nonce) but are otherwise wrong.
+The receiver reads them from a pcap through DPDK's net_pcap PMD, so the input is exact."""
+import os
+import subprocess
+import tempfile
+
+import lrtest
+from lrtest import check, run
+
+HOSTILE = r'''
+import random, sys
+from scapy.all import Ether, IP, UDP, Raw, wrpcap
+random.seed(7)
+nonce = int(sys.argv[2])
+def base():
+    return Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="198.18.0.1", dst="198.18.0.2", ttl=1, flags="DF") / UDP(sport=1024, dport=1024)
+sig = lambda n, stream=0, seq=1: b"LR" + n.to_bytes(2, "big") + stream.to_bytes(2, "big") + seq.to_bytes(6, "big") + bytes(6)
+frames = []
+frames += [Ether(bytes(base() / Raw(sig(nonce, seq=i)))[:-2] + b"\xde\xad") for i in range(10)]       # bad checksum
+bad = [base() / Raw(sig(nonce, seq=i)) for i in range(10)]
+for f in bad: f[UDP].chksum = 0x1234                                                              # wrong checksum
+frames += bad
+frames += [base() / Raw(sig(nonce, stream=999, seq=i)) for i in range(10)]                          # unknown stream
+frames += [base() / Raw(b"LR" + nonce.to_bytes(2, "big") + bytes(4)) for _ in range(10)]           # no room for seq
+nochk = [base() / Raw(sig(nonce, seq=i)) for i in range(10)]
+for f in nochk: f[UDP].chksum = 0                                                                  # no checksum
+frames += nochk
+frames += [base() / Raw(b"LR" + bytes(random.getrandbits(8) for _ in range(16))) for _ in range(50)]  # magic + junk
+wrpcap(sys.argv[1], frames)
+print(len(frames))
+'''
+MALFORMED = 50  # the frames above that carry this run's nonce
+HOSTILE_TOTAL = 100
+
+
+def replay_of_earlier_run():
+    with tempfile.TemporaryDirectory() as d:
+        pcap = os.path.join(d, "earlier.pcap")
+        run(["--tx", "net_pcap0", "--count", "1000", "--nonce", "100"],
+            [f"--vdev=net_pcap0,tx_pcap={pcap}", "--no-pci"])
+        _, _, _, rep = run(["--rx", "net_pcap0", "--nonce", "200", "--flows", "1", "--duration", "20s",
+                            "--stop-when-idle", "--drain", "500ms"], [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
+        c = rep["totals"]["rx_classes"]
+        check(rep["totals"]["rx"]["packets"] == 1000, f"read {rep['totals']['rx']['packets']} frames")
+        check(c["ours"] == 0 and c["foreign_other_run"] == 1000 and c["foreign"] == 1000, f"classes {c}")
+        # The same capture with the original run's nonce is ours: the test is not vacuous.
+        _, _, _, rep = run(["--rx", "net_pcap0", "--nonce", "100", "--flows", "1", "--duration", "20s",
+                            "--stop-when-idle", "--drain", "500ms"], [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
+        check(rep["totals"]["rx_classes"]["ours"] == 1000, f"own nonce: {rep['totals']['rx_classes']}")
+        check(rep["streams"][0]["received"] == 1000 and rep["streams"][0]["lost"] == 0, f"{rep['streams']}")
+
+
+def hostile_frames():
+    with tempfile.TemporaryDirectory() as d:
+        pcap = os.path.join(d, "hostile.pcap")
+        r = subprocess.run(["/usr/bin/python3", "-c", HOSTILE, pcap, "200"], capture_output=True, text=True)
+        check(r.returncode == 0 and int(r.stdout) == HOSTILE_TOTAL, f"scapy: {r.stdout}{r.stderr}")
+        _, _, _, rep = run(["--rx", "net_pcap0", "--nonce", "200", "--flows", "1", "--duration", "20s",
+                            "--stop-when-idle", "--drain", "500ms"], [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
+        c = rep["totals"]["rx_classes"]
+        check(rep["totals"]["rx"]["packets"] == HOSTILE_TOTAL, f"read {rep['totals']['rx']['packets']}")
+        check(c["ours"] == 0, f"hostile frames counted as ours: {c}")
+        check(c["malformed"] == MALFORMED, f"malformed {c['malformed']}, expected {MALFORMED}: {c}")
+        check(c["foreign"] == HOSTILE_TOTAL - MALFORMED, f"classes {c}")
+
+
+if __name__ == "__main__":
+    lrtest.need_root_and_hugepages()
+    if not os.path.exists("/usr/bin/python3") or subprocess.run(["/usr/bin/python3", "-c", "import scapy"]).returncode:
+        lrtest.skip("needs Debian's python3-scapy")
+    r = lrtest.Results()
+    r.case("replay of an earlier run is foreign", replay_of_earlier_run)
+    r.case("hostile frames with the magic are never ours", hostile_frames)
+    r.finish()
