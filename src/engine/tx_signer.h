@@ -1,7 +1,12 @@
 // Per-packet signing on the TX side, shared by every backend's TX loop: each stream (flow)
 // of the queue has its own sequence counter; the timestamp is read once per burst.
+//
+// The checksum is not updated from the frame's old contents: each stream keeps the one's-
+// complement sum of its template (sequence and timestamp zero), so a packet costs only the
+// writes of sequence, timestamp and checksum, whatever the frame held before.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "packet/signature.h"
@@ -11,26 +16,65 @@ namespace lr::engine {
 
 class TxSigner {
 public:
-    TxSigner(bool enabled, const packet::SigLayout& l, const std::vector<uint16_t>& streams)
-        : on_(enabled && l.level != packet::SigLevel::none), l_(l), seqs_(streams.size(), 0) {
+    // templates[k]: the signed template of streams[k] (sig_init applied, sequence and
+    // timestamp zero). Disabled when `enabled` is false or the frame kind has no room.
+    TxSigner(bool enabled, const packet::SigLayout& l, const std::vector<uint16_t>& streams,
+             const std::vector<std::vector<uint8_t>>& templates)
+        : on_(enabled && l.level != packet::SigLevel::none), l_(l), seqs_(streams.size(), 0),
+          base_(streams.size(), 0) {
         uint16_t top = 0;
         for (auto s : streams) top = std::max(top, s);
         slot_.assign(static_cast<size_t>(top) + 1, 0);
-        for (uint32_t i = 0; i < streams.size(); ++i) slot_[streams[i]] = i;
+        for (uint32_t i = 0; i < streams.size(); ++i) {
+            slot_[streams[i]] = i;
+            if (on_ && i < templates.size()) {
+                const uint8_t* c = templates[i].data() + l.csum_off;
+                base_[i] = static_cast<uint16_t>(~(c[0] << 8 | c[1]));  // sum of the template's L4 words
+            }
+        }
     }
     bool on() const { return on_; }
-    void begin_burst() { ts_ = stats::now_ns(); }
-    // Writes the next sequence of the frame's stream and the burst timestamp.
-    void stamp(uint8_t* f) { packet::sig_stamp(f, l_, seqs_[slot(f)]++, ts_); }
+
+    void begin_burst() {
+        const uint64_t ts = stats::now_ns() & ((uint64_t(1) << 48) - 1);
+        for (int i = 0; i < 6; ++i) ts_bytes_[i] = static_cast<uint8_t>(ts >> (40 - 8 * i));
+        ts_sum_ = l_.level == packet::SigLevel::seq_ts
+                      ? static_cast<uint32_t>((ts >> 32) + ((ts >> 16) & 0xffff) + (ts & 0xffff))
+                      : 0;
+    }
+
+    // Writes the next sequence of the frame's stream, the burst timestamp and the checksum.
+    void stamp(uint8_t* f) {
+        const uint32_t k = slot(f);
+        const uint64_t seq = seqs_[k]++;
+        uint32_t sum = base_[k] + ts_sum_;
+        uint8_t* sp = f + l_.seq_off;
+        if (l_.seq_bits == 32) {
+            sum += static_cast<uint32_t>((seq >> 16) & 0xffff) + static_cast<uint32_t>(seq & 0xffff);
+            for (int i = 0; i < 4; ++i) sp[i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
+        } else {
+            sum += static_cast<uint32_t>((seq >> 32) & 0xffff) + static_cast<uint32_t>((seq >> 16) & 0xffff) +
+                   static_cast<uint32_t>(seq & 0xffff);
+            for (int i = 0; i < 6; ++i) sp[i] = static_cast<uint8_t>(seq >> (40 - 8 * i));
+        }
+        if (l_.level == packet::SigLevel::seq_ts) std::memcpy(f + l_.ts_off, ts_bytes_, 6);
+        sum = (sum & 0xffff) + (sum >> 16);
+        sum = (sum & 0xffff) + (sum >> 16);
+        uint16_t c = static_cast<uint16_t>(~sum);
+        if (!l_.tcp && c == 0) c = 0xffff;  // UDP: 0 means "no checksum"
+        f[l_.csum_off] = static_cast<uint8_t>(c >> 8);
+        f[l_.csum_off + 1] = static_cast<uint8_t>(c);
+    }
+
     // A stamped frame that was never sent: its sequence does not count as sent.
     void unsent(const uint8_t* f) { ++unsent_[slot(f)]; }
+    void prepare_unsent() { unsent_.assign(seqs_.size(), 0); }
     // Per stream slot: frames stamped and handed over, minus those never sent.
     std::vector<uint64_t> sent() const {
         std::vector<uint64_t> v(seqs_.size());
         for (size_t i = 0; i < v.size(); ++i) v[i] = seqs_[i] - (unsent_.empty() ? 0 : unsent_[i]);
         return v;
     }
-    void prepare_unsent() { unsent_.assign(seqs_.size(), 0); }
 
 private:
     uint32_t slot(const uint8_t* f) const {
@@ -40,8 +84,10 @@ private:
     bool on_;
     packet::SigLayout l_;
     std::vector<uint64_t> seqs_, unsent_;
+    std::vector<uint32_t> base_;
     std::vector<uint32_t> slot_;
-    uint64_t ts_ = 0;
+    uint8_t ts_bytes_[6] = {};
+    uint32_t ts_sum_ = 0;
 };
 
 }  // namespace lr::engine

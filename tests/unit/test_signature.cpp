@@ -144,3 +144,30 @@ TEST(Signature, UnsignedAndNonIpFramesAreForeign) {
     EXPECT_EQ(sig_classify(f.data(), f.size(), 0, 1).cls, FrameClass::foreign);
     EXPECT_EQ(sig_classify(f.data(), 0, 0, 1).cls, FrameClass::foreign);
 }
+
+#include "engine/tx_signer.h"
+
+TEST(TxSigner, StampsWhatTheReferenceCodecWritesWhateverTheFrameHeldBefore) {
+    for (L4 l4 : {L4::udp, L4::tcp})
+        for (bool v6 : {false, true}) {
+            auto s = spec(v6 ? 84 : 64, l4, v6);
+            const auto l = sig_layout(s);
+            std::vector<std::vector<uint8_t>> tpl = {signed_frame(s, 0x5151, 3), signed_frame(s, 0x5151, 8)};
+            lr::engine::TxSigner signer(true, l, {3, 8}, tpl);
+            ASSERT_TRUE(signer.on());
+            auto f = tpl[1];
+            std::mt19937 rng(1);
+            for (int i = 0; i < 1000; ++i) {
+                // Garbage where sequence and timestamp go: the signer must not depend on it.
+                for (int k = 0; k < 6; ++k) f[l.seq_off + (l.seq_bits == 32 ? k % 4 : k)] = static_cast<uint8_t>(rng());
+                signer.begin_burst();
+                signer.stamp(f.data());
+                const auto r = sig_classify(f.data(), f.size(), 0x5151, 16);
+                ASSERT_EQ(r.cls, FrameClass::ours) << int(l4) << v6 << " packet " << i;
+                EXPECT_EQ(r.stream, 8);
+                EXPECT_EQ(r.seq, uint64_t(i));
+            }
+            EXPECT_EQ(signer.sent()[1], 1000u);
+            EXPECT_EQ(signer.sent()[0], 0u);
+        }
+}

@@ -169,6 +169,7 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
         const auto& pl = plans[i];
         auto& port = ports_[pl.id.port_index];
         XskQueue* q = (pl.id.dir == stats::Dir::tx ? port.txq : port.rxq)[pl.id.queue].get();
+        std::vector<std::vector<uint8_t>> templates;
         if (pl.id.dir == stats::Dir::tx) {
             std::vector<std::vector<uint8_t>> frames;
             const auto layout = packet::sig_layout(spec.frame);
@@ -177,6 +178,7 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
                 if (spec.signed_frames()) packet::sig_init(frames.back(), layout, spec.nonce, pl.streams[k]);
             }
             q->load_templates(frames);
+            templates = frames;
         }
         XskQueue::LoopCtx c;
         c.burst = spec.burst;
@@ -189,6 +191,7 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
         c.rx_streams = spec.rx_streams();
         c.tx_sent = pl.tx_sent;
         c.rx_result = pl.rx_result;
+        c.templates = std::move(templates);
         c.frame_len = spec.frame.frame_size - packet::kFcsLen;
         c.wire_bytes = spec.frame.frame_size;
         c.yield_when_idle = oversubscribed;

@@ -158,7 +158,7 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
     const auto& stop = c.ctl->stop_tx;
     engine::Pacer pacer(c.rate_pps);
     pacer.start();
-    engine::TxSigner signer(c.signature, c.layout, c.streams);
+    engine::TxSigner signer(c.signature, c.layout, c.streams, c.templates);
     auto* umem = static_cast<uint8_t*>(umem_area_);
     while (!stop.load(std::memory_order_relaxed) && !fatal) {
         ++polls;

@@ -298,6 +298,7 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
                 frames.push_back(packet::build_frame(pl.flows[k]));
                 if (spec.signed_frames()) packet::sig_init(frames.back(), w.layout, spec.nonce, pl.streams[k]);
             }
+            w.templates = frames;
             w.pool = make_pool(pname, spec.effective_mbufs(), frame_len, socket);
             TemplateInit ti{&frames};
             rte_mempool_obj_iter(w.pool, init_tx_mbuf, &ti);

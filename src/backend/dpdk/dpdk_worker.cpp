@@ -28,7 +28,7 @@ void tx_loop(const WorkerCtx& w) {
     const auto& stop = w.ctl->stop_tx;
     engine::Pacer pacer(w.rate_pps);
     pacer.start();
-    engine::TxSigner signer(w.signature, w.layout, w.streams);
+    engine::TxSigner signer(w.signature, w.layout, w.streams, w.templates);
     while (!stop.load(std::memory_order_relaxed)) {
         uint32_t want = w.burst;
         if constexpr (Limited) {

@@ -28,6 +28,7 @@ struct WorkerCtx {
     bool signature = false;
     packet::SigLayout layout;
     std::vector<uint16_t> streams;       // TX: stream ids of this queue's flows
+    std::vector<std::vector<uint8_t>> templates;  // TX: signed template of each flow
     uint16_t nonce = 0;
     uint32_t rx_streams = 0;
     std::vector<uint64_t>* tx_sent = nullptr;
