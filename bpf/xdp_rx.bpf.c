@@ -2,23 +2,7 @@
 /* linerate's XDP receive program: redirect linerate's test frames to the AF_XDP socket of
  * their receive queue; pass everything else (ARP, ND, ICMP, other traffic) to the kernel.
  * Counts per queue. Parsing is bounds-checked at every step (the verifier insists). */
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
-#include <bpf/bpf_endian.h>
-#include <bpf/bpf_helpers.h>
-
-#include "lr_shared.h"
-
-/* Set by user space before load: what a linerate test frame looks like. */
-const volatile __u8 match_udp = 1;
-const volatile __u8 match_tcp = 1;
-const volatile __u16 src_port_lo = 0, src_port_hi = 65535;
-const volatile __u16 dst_port_lo = 0, dst_port_hi = 65535;
+#include "lr_classify.bpf.h"
 
 struct {
     __uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -33,65 +17,6 @@ struct {
     __type(key, __u32);
     __type(value, struct lr_xdp_qstats);
 } qstats SEC(".maps");
-
-struct vlan_hdr {
-    __be16 tci;
-    __be16 proto;
-};
-
-static __always_inline int classify(void *data, void *end)
-{
-    struct ethhdr *eth = data;
-    if ((void *)(eth + 1) > end)
-        return LR_CLASS_FOREIGN;
-    __u16 proto = eth->h_proto;
-    void *l3 = eth + 1;
-    if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
-        struct vlan_hdr *vh = l3;
-        if ((void *)(vh + 1) > end)
-            return LR_CLASS_FOREIGN;
-        proto = vh->proto;
-        l3 = vh + 1;
-    }
-    __u8 l4proto;
-    void *l4;
-    if (proto == bpf_htons(ETH_P_IP)) {
-        struct iphdr *ip = l3;
-        if ((void *)(ip + 1) > end || ip->ihl != 5)
-            return LR_CLASS_FOREIGN;
-        if (ip->frag_off & bpf_htons(0x3fff)) /* fragments: ports are not in every piece */
-            return LR_CLASS_FOREIGN;
-        l4proto = ip->protocol;
-        l4 = ip + 1;
-    } else if (proto == bpf_htons(ETH_P_IPV6)) {
-        struct ipv6hdr *ip6 = l3;
-        if ((void *)(ip6 + 1) > end)
-            return LR_CLASS_FOREIGN;
-        l4proto = ip6->nexthdr;
-        l4 = ip6 + 1;
-    } else {
-        return LR_CLASS_FOREIGN;
-    }
-    __u16 sport, dport;
-    if (l4proto == IPPROTO_UDP && match_udp) {
-        struct udphdr *u = l4;
-        if ((void *)(u + 1) > end)
-            return LR_CLASS_FOREIGN;
-        sport = bpf_ntohs(u->source);
-        dport = bpf_ntohs(u->dest);
-    } else if (l4proto == IPPROTO_TCP && match_tcp) {
-        struct tcphdr *t = l4;
-        if ((void *)(t + 1) > end)
-            return LR_CLASS_FOREIGN;
-        sport = bpf_ntohs(t->source);
-        dport = bpf_ntohs(t->dest);
-    } else {
-        return LR_CLASS_FOREIGN;
-    }
-    if (sport < src_port_lo || sport > src_port_hi || dport < dst_port_lo || dport > dst_port_hi)
-        return LR_CLASS_FOREIGN;
-    return LR_CLASS_OURS;
-}
 
 SEC("xdp")
 int lr_xdp_rx(struct xdp_md *ctx)

@@ -9,7 +9,7 @@
 #   scripts/testbed.sh status [PREFIX]
 #
 # Environment: LINERATE_HUGEPAGES (2 MiB pages to reserve, default 1024), LINERATE_QUEUES
-# (veth queues, default 2).
+# (veth queues, default 1: a reflected frame then always returns on queue 0).
 set -euo pipefail
 
 cmd=${1:-}
@@ -23,7 +23,7 @@ nsa=$prefix-a nsb=$prefix-b ifa=${prefix}0 ifb=${prefix}1
 state=/run/linerate-testbed
 hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 want_hp=${LINERATE_HUGEPAGES:-1024}
-queues=${LINERATE_QUEUES:-2}
+queues=${LINERATE_QUEUES:-1}
 
 need_root() { [[ $(id -u) -eq 0 ]] || { echo "testbed: must run as root" >&2; exit 3; }; }
 

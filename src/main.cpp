@@ -7,6 +7,7 @@
 #include "cli/run_cmd.h"
 #ifdef LINERATE_HAVE_AFXDP
 #include "cli/probe_cmd.h"
+#include "cli/reflect_cmd.h"
 #endif
 #include "engine/control.h"
 #include "engine/run.h"
@@ -28,6 +29,8 @@ int main(int argc, char** argv) {
 #ifdef LINERATE_HAVE_AFXDP
     lr::cli::ProbeOptions probe_opts;
     auto* probe = lr::cli::add_probe_command(app, probe_opts);
+    lr::cli::ReflectOptions reflect_opts;
+    auto* reflect = lr::cli::add_reflect_command(app, reflect_opts);
 #endif
 
     try {
@@ -44,6 +47,11 @@ int main(int argc, char** argv) {
         }
 #ifdef LINERATE_HAVE_AFXDP
         if (probe->parsed()) return lr::cli::run_probe(probe_opts);
+        if (reflect->parsed()) {
+            std::signal(SIGINT, on_signal);
+            std::signal(SIGTERM, on_signal);
+            return lr::cli::run_reflect(reflect_opts);
+        }
 #endif
         if (run->parsed()) {
             const auto spec = lr::cli::to_spec(run_opts);

@@ -74,6 +74,13 @@ Exit codes: 0 pass, 1 threshold failed, 2 usage error, 3 environment error, 4 in
     run->add_option("--count", o.count, "Packets to send in total (k/M/G suffixes); RX-only: packets to await")->group(g);
     run->add_option("--rate", o.rate, "Total TX rate in packets/s over all queues (k/M/G suffixes); default: as "
                                       "fast as possible")->group(g);
+    run->add_option("--outstanding", o.outstanding,
+                    "Request/response: keep at most N requests unanswered per queue (1 = ping-pong); the port "
+                    "must be both --tx and --rx, facing a reflector")
+        ->group(g);
+    run->add_option("--response-timeout", o.response_timeout,
+                    "Request/response: a request unanswered this long counts as lost")
+        ->group(g)->capture_default_str();
     run->add_option("--duration", o.duration, "Run time (e.g. 10s, 500ms; default 10s)")->group(g);
     run->add_option("--interval", o.interval, "Report interval")->group(g)->capture_default_str();
     run->add_option("--drain", o.drain, "Max wait for in-flight packets after TX ends")->group(g)->capture_default_str();
@@ -153,6 +160,9 @@ spec::RunSpec to_spec(const RunOptions& o) {
     }
 
     if (!o.count.empty()) s.count = spec::parse_count(o.count, "--count");
+    if (!o.outstanding.empty())
+        s.outstanding = static_cast<uint32_t>(parse_uint(o.outstanding, "--outstanding", 1, 65535));
+    s.response_timeout_s = spec::parse_duration(o.response_timeout, "--response-timeout");
     if (!o.rate.empty()) s.rate_pps = static_cast<double>(spec::parse_count(o.rate, "--rate"));
     if (!o.duration.empty()) {
         s.duration_s = spec::parse_duration(o.duration, "--duration");

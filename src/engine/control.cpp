@@ -128,6 +128,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 }  // namespace
 
 void request_stop() noexcept { g_stop_requested.store(true, std::memory_order_relaxed); }
+bool stop_requested() noexcept { return g_stop_requested.load(std::memory_order_relaxed); }
 
 namespace {
 
@@ -316,6 +317,11 @@ void Controller::finish(const stats::Snapshot& fin) {
         res_.queues.push_back(qr);
     }
     res_.sig_level = spec_.sig_level();
+    for (const auto& t : spec_.tx)
+        for (const auto& r : spec_.rx)
+            if (t.port == r.port) res_.round_trip = true;
+    for (size_t i = 0; i < n_; ++i) res_.timeouts += fin.queues[i].timeouts;
+    if (spec_.outstanding && res_.tx_seconds > 0) res_.transactions_per_s = res_.rx.unique / res_.tx_seconds;
     if (spec_.rx_enabled() && res_.sig_level != packet::SigLevel::none)
         res_.streams = merge_streams(plans_, spec_.tx_enabled(), res_.violations);
     // The TX phase as the workers saw it: first TX worker start to last TX worker end.

@@ -49,7 +49,10 @@ struct RunResult {
     double total_seconds = 0;  // launch to the end of the drain
     double drain_seconds = 0;
     bool loopback = false;     // TX and RX ports both in this process
-    bool generator_limited = false;  // --rate was given and TX achieved less than 99 % of it
+    bool generator_limited = false;
+    bool round_trip = false;         // a port both sends and receives: frames come back (reflector)
+    uint64_t timeouts = 0;           // request/response: requests never answered
+    double transactions_per_s = 0;   // request/response: answered requests per second  // --rate was given and TX achieved less than 99 % of it
     uint64_t lost = 0;         // TX - RX when loopback
     std::vector<StreamResult> streams;    // signed runs with RX: per stream
     stats::LatencyHistogram latency;      // all RX queues merged
@@ -70,6 +73,7 @@ std::vector<StreamResult> merge_streams(const std::vector<WorkerPlan>& plans, bo
 
 // Async-signal-safe: asks a running control loop to end TX now, drain and report.
 void request_stop() noexcept;
+bool stop_requested() noexcept;
 
 using IntervalSink = std::function<void(const stats::IntervalRow&)>;
 

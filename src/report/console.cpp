@@ -55,11 +55,14 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunR
         const auto l = engine::summarize(r.latency);
         if (l.count)
             fmt::print(out,
-                       "Latency one-way, us: min {:.3f} mean {:.3f} p50 {:.3f} p90 {:.3f} p99 {:.3f} p99.9 {:.3f} "
+                       "Latency {}, us: min {:.3f} mean {:.3f} p50 {:.3f} p90 {:.3f} p99 {:.3f} p99.9 {:.3f} "
                        "max {:.3f}; jitter (RFC 3550, worst stream) {:.3f}\n",
-                       l.min / 1e3, l.mean / 1e3, l.p50 / 1e3, l.p90 / 1e3, l.p99 / 1e3, l.p999 / 1e3, l.max / 1e3,
+                       r.round_trip ? "round-trip" : "one-way", l.min / 1e3, l.mean / 1e3, l.p50 / 1e3, l.p90 / 1e3, l.p99 / 1e3, l.p999 / 1e3, l.max / 1e3,
                        jit / 1e3);
     }
+    if (spec.outstanding)
+        fmt::print(out, "Transactions: {} answered, {:.0f}/s with at most {} outstanding per queue; {} timed out\n",
+                   r.rx.unique, r.transactions_per_s, spec.outstanding, r.timeouts);
     if (r.loopback)
         fmt::print(out, "Lost: {} ({:.6f}%) after {:.3f}s drain\n", r.lost,
                    r.tx.packets ? 100.0 * r.lost / r.tx.packets : 0.0, r.drain_seconds);

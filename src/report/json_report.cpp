@@ -52,6 +52,7 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                           {"no_buffer", q.final.no_buffer},
                           {"unsent", q.final.unsent},
                           {"tx_errors", q.final.tx_errors},
+                          {"timeouts", q.final.timeouts},
                           {"active_s", q.active_s},
                           {"pps", rt.pps()},
                           {"l1_bps", rt.l1_bps()},
@@ -92,6 +93,12 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                            {"jitter_ns", st.jitter_ns}});
     j["streams"] = std::move(streams);
     j["latency"] = latency(engine::summarize(r.latency));
+    if (!j["latency"].is_null()) j["latency"]["kind"] = r.round_trip ? "round-trip" : "one-way";
+    j["transactions"] = spec.outstanding ? nlohmann::json{{"answered", r.rx.unique},
+                                                          {"per_second", r.transactions_per_s},
+                                                          {"outstanding", spec.outstanding},
+                                                          {"timeouts", r.timeouts}}
+                                         : nlohmann::json(nullptr);
 
     auto ports = nlohmann::json::array();
     for (size_t i = 0; i < r.ports.size(); ++i) {

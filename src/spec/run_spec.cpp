@@ -79,6 +79,23 @@ void RunSpec::validate() const {
     if (count && tx_enabled() && *count < tx_queue_total())
         throw UsageError(fmt::format("--count {} is smaller than the number of TX queues ({})", *count,
                                      tx_queue_total()));
+    if (outstanding) {
+        if (backend != "dpdk") throw UsageError("--outstanding needs --backend dpdk (the afxdp backend cannot yet "
+                                                "send and receive on one interface)");
+        if (!signed_frames())
+            throw UsageError("--outstanding matches responses by sequence number: the frames must carry a signature");
+        for (const auto& t : tx) {
+            const auto it = std::find_if(rx.begin(), rx.end(), [&](const PortQueues& r) { return r.port == t.port; });
+            if (it == rx.end() || it->queues != t.queues)
+                throw UsageError(fmt::format("--outstanding: responses come back to the sending port: give --rx {} "
+                                             "with the same queues as --tx",
+                                             t.port));
+            if (t.queues != 1)
+                throw UsageError("--outstanding supports one queue per port for now (a NIC's RSS may return a "
+                                 "response on another queue)");
+        }
+        if (rx.size() != tx.size()) throw UsageError("--outstanding: every --rx port must also be a --tx port");
+    }
     if (burst < 1 || burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512", burst));
     if (descriptors && (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1))))
         throw UsageError(fmt::format("--descriptors {} must be a power of two between 64 and 16384", descriptors));
@@ -127,6 +144,8 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
         {"vary", flow::vary_str(s.vary)},
         {"count", s.count ? nlohmann::json(*s.count) : nlohmann::json(nullptr)},
         {"rate_pps", s.rate_pps > 0 ? nlohmann::json(s.rate_pps) : nlohmann::json(nullptr)},
+        {"outstanding", s.outstanding ? nlohmann::json(s.outstanding) : nlohmann::json(nullptr)},
+        {"response_timeout_s", s.response_timeout_s},
         {"duration_s", s.duration_s},
         {"interval_s", s.interval_s},
         {"drain_s", s.drain_s},

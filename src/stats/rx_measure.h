@@ -46,6 +46,7 @@ public:
             if (r.stale) ++stale_;
         }
     }
+    uint64_t unique() const { return unique_; }
     // Queue totals, one relaxed store each (call once per burst).
     void publish(QueueCounters& c) const;
 

@@ -14,6 +14,7 @@ QueueSample read(const QueueCounters& c) {
     s.polls = c.polls.load(r);
     s.unsent = c.unsent.load(r);
     s.tx_errors = c.tx_errors.load(r);
+    s.timeouts = c.timeouts.load(r);
     s.start_ns = c.start_ns.load(r);
     s.end_ns = c.end_ns.load(r);
     s.rx_ours = c.rx_ours.load(r);

@@ -20,7 +20,7 @@ struct QueueId {
 };
 
 struct QueueSample {
-    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0, tx_errors = 0;
+    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0, tx_errors = 0, timeouts = 0;
     uint64_t start_ns = 0, end_ns = 0, first_pkt_ns = 0, last_pkt_ns = 0;
     uint64_t rx_ours = 0, rx_unique = 0, rx_foreign = 0, rx_stale = 0, rx_malformed = 0;
     uint64_t rx_dup = 0, rx_reordered = 0, rx_late = 0;

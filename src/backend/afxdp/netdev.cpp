@@ -45,7 +45,8 @@ NetdevInfo netdev_info(const std::string& ifname) {
     n.rx_queues = count_dirs(sys + "/queues", "rx-");
     n.tx_queues = count_dirs(sys + "/queues", "tx-");
     n.mtu = static_cast<unsigned>(std::strtoul(read_line(sys + "/mtu").c_str(), nullptr, 10));
-    n.up = read_line(sys + "/operstate") == "up";
+    // Administratively up (IFF_UP); operstate lags behind a freshly created veth.
+    n.up = std::strtoul(read_line(sys + "/flags").c_str(), nullptr, 16) & IFF_UP;
     n.mac = read_line(sys + "/address");
 
     const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -66,7 +66,7 @@ uint32_t attached_xdp_prog_id(unsigned ifindex) {
     return q.hw_prog_id;
 }
 
-void XdpRxProgram::attach(const std::string& ifname, unsigned ifindex, XdpMode mode) {
+int attach_xdp_link(int prog_fd, const std::string& ifname, unsigned ifindex, XdpMode mode, XdpMode& obtained) {
     if (const uint32_t id = attached_xdp_prog_id(ifindex))
         throw EnvError(fmt::format("couldn't attach XDP program to {}: another XDP program (id {}) is attached. "
                                    "linerate never detaches a program it did not attach; remove it yourself "
@@ -80,17 +80,19 @@ void XdpRxProgram::attach(const std::string& ifname, unsigned ifindex, XdpMode m
         bpf_link_create_opts o{};
         o.sz = sizeof(o);
         o.flags = m == XdpMode::native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-        const int fd = bpf_link_create(bpf_program__fd(skel_->progs.lr_xdp_rx), static_cast<int>(ifindex),
-                                       BPF_XDP, &o);
+        const int fd = bpf_link_create(prog_fd, static_cast<int>(ifindex), BPF_XDP, &o);
         if (fd >= 0) {
-            link_fd_ = fd;
-            mode_ = m;
-            return;
+            obtained = m;
+            return fd;
         }
         err = errno;
     }
     throw EnvError(fmt::format("couldn't attach XDP program to {} in {} mode: {}", ifname, xdp_mode_str(mode),
                                std::strerror(err)));
+}
+
+void XdpRxProgram::attach(const std::string& ifname, unsigned ifindex, XdpMode mode) {
+    link_fd_ = attach_xdp_link(prog_fd(), ifname, ifindex, mode, mode_);
 }
 
 void XdpRxProgram::add_socket(uint32_t q, int xsk_fd) {

@@ -52,4 +52,8 @@ private:
 // Id of the XDP program attached to `ifindex` in any mode, 0 when none.
 uint32_t attached_xdp_prog_id(unsigned ifindex);
 
+// Attaches `prog_fd` to `ifindex` with a bpf_link; refuses when another program is there.
+// Returns the link fd (closing it detaches) and sets `obtained`. Throws EnvError.
+int attach_xdp_link(int prog_fd, const std::string& ifname, unsigned ifindex, XdpMode mode, XdpMode& obtained);
+
 }  // namespace lr::afxdp

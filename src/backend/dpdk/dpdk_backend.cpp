@@ -334,8 +334,22 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
     }
     start_ports();
 
+    if (spec.outstanding) {
+        // Request/response: each TX worker also serves the RX queue of the same port and queue.
+        for (auto& t : workers_) {
+            if (t.dir != stats::Dir::tx) continue;
+            for (auto& x : workers_)
+                if (x.dir == stats::Dir::rx && x.port == t.port && x.queue == t.queue) {
+                    t.rr_rx = &x;
+                    x.launched_by_pair = true;
+                }
+            t.outstanding = spec.outstanding;
+            t.response_timeout_s = spec.response_timeout_s;
+        }
+    }
     size_t li = 0;
     for (auto& w : workers_) {
+        if (w.launched_by_pair) continue;
         const int r = rte_eal_remote_launch(worker_main, &w, lcore_map_[li++].first);
         if (r != 0) {
             ctl.stop_tx.store(true);

@@ -132,13 +132,16 @@ void rx_loop(const WorkerCtx& w) {
 int worker_main(void* arg) {
     const auto& w = *static_cast<const WorkerCtx*>(arg);
     stats::set_state(*w.counters, stats::WorkerState::running);
-    if (w.dir == stats::Dir::tx) {
+    if (w.dir == stats::Dir::tx && w.rr_rx) {
+        rr_loop(w);
+    } else if (w.dir == stats::Dir::tx) {
         if (w.count) tx_loop<true>(w);
         else tx_loop<false>(w);
     } else {
         rx_loop(w);
     }
-    stats::set_state(*w.counters, stats::WorkerState::finished);
+    if (w.counters->state.load(std::memory_order_relaxed) != static_cast<uint32_t>(stats::WorkerState::finished))
+        stats::set_state(*w.counters, stats::WorkerState::finished);
     return 0;
 }
 

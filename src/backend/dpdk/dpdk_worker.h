@@ -33,9 +33,17 @@ struct WorkerCtx {
     uint32_t rx_streams = 0;
     std::vector<uint64_t>* tx_sent = nullptr;
     stats::RxResult* rx_result = nullptr;
+    // Request/response: the TX worker also receives on the paired RX queue, keeping at most
+    // `outstanding` requests unanswered. The paired RX context is then not launched.
+    WorkerCtx* rr_rx = nullptr;
+    bool launched_by_pair = false;
+    uint32_t outstanding = 0;
+    double response_timeout_s = 0.1;
 };
 
 // rte_eal_remote_launch entry point; `arg` is a WorkerCtx*.
 int worker_main(void* arg);
+// Request/response loop of a TX context paired with its RX context (dpdk_rr.cpp).
+void rr_loop(const WorkerCtx& w);
 
 }  // namespace lr::dpdk
