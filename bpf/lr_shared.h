@@ -16,6 +16,23 @@ struct lr_xdp_qstats {
     __u64 redirect_failed; /* test frames with no socket on this queue: dropped */
 };
 
+#define LR_MAX_STREAMS 1024
+
+/* Counting sink (xdp_sink.bpf.c): per receive queue, per CPU. */
+struct lr_sink_qstats {
+    __u64 frames;     /* every frame the program saw */
+    __u64 ours;       /* linerate frames of this run: counted and dropped */
+    __u64 ours_bytes; /* their L2 bytes including FCS */
+    __u64 foreign;    /* passed to the kernel */
+    __u64 malformed;  /* magic and nonce, but the stream id is unknown: dropped */
+};
+
+/* Counting sink: per stream, per CPU. */
+struct lr_sink_stream {
+    __u64 received;     /* frames (duplicates included: the sink cannot tell) */
+    __u64 highest_next; /* highest sequence seen + 1 */
+};
+
 /* Verdict classes for the classifier (also used by the C++ side in tests). */
 enum lr_class {
     LR_CLASS_FOREIGN = 0,

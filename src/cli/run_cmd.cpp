@@ -35,6 +35,10 @@ Exit codes: 0 pass, 1 threshold failed, 2 usage error, 3 environment error, 4 in
         ->group(g)->capture_default_str();
     run->add_option("--xsk-mode", o.xsk_mode, "afxdp: AF_XDP sockets in copy, zero-copy, or auto mode")
         ->group(g)->capture_default_str();
+    run->add_option("--rx-mode", o.rx_mode,
+                    "afxdp: socket (frames to user space: full measurements) or xdp (counting sink in the driver: "
+                    "frames and sequence gaps per stream, no latency)")
+        ->group(g)->capture_default_str();
     run->add_option("--cpus", o.cpus, "Worker CPUs in worker order (TX ports' queues first), e.g. 1,0")
         ->group(g)->type_name("LIST");
     run->add_option("--ring-pair", o.ring_pairs,
@@ -108,6 +112,7 @@ spec::RunSpec to_spec(const RunOptions& o) {
     s.backend = o.backend;
     s.xdp_mode = o.xdp_mode;
     s.xsk_mode = o.xsk_mode;
+    s.rx_mode = o.rx_mode;
     if (!o.cpus.empty()) {
         size_t pos = 0;
         while (pos <= o.cpus.size()) {

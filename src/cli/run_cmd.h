@@ -10,7 +10,7 @@ namespace lr::cli {
 
 // Raw option strings, converted by to_spec() with precise error messages.
 struct RunOptions {
-    std::string backend = "dpdk", xdp_mode = "auto", xsk_mode = "auto", cpus;
+    std::string backend = "dpdk", xdp_mode = "auto", xsk_mode = "auto", rx_mode = "socket", cpus;
     std::vector<std::string> tx, rx, eal, ring_pairs;
     std::string size = "min", proto = "udp", vlan, vlan_pcp = "0";
     bool ipv6 = false;

@@ -36,6 +36,13 @@ void RunSpec::validate() const {
         throw UsageError(fmt::format("invalid --xdp-mode \"{}\": expected auto, native or skb", xdp_mode));
     if (xsk_mode != "auto" && xsk_mode != "copy" && xsk_mode != "zero-copy")
         throw UsageError(fmt::format("invalid --xsk-mode \"{}\": expected auto, copy or zero-copy", xsk_mode));
+    if (rx_mode != "socket" && rx_mode != "xdp")
+        throw UsageError(fmt::format("invalid --rx-mode \"{}\": expected socket or xdp", rx_mode));
+    if (rx_mode == "xdp" && backend != "afxdp") throw UsageError("--rx-mode xdp needs --backend afxdp");
+    if (rx_mode == "xdp" && rx_streams() > LR_SINK_MAX_STREAMS)
+        throw UsageError(fmt::format("--rx-mode xdp tracks at most {} streams; pass --flows N (the sender's flow "
+                                     "count) to a receive-only run",
+                                     LR_SINK_MAX_STREAMS));
     if (!ring_pairs.empty() && backend != "dpdk") throw UsageError("--ring-pair needs --backend dpdk");
     if (backend == "afxdp" && frame.frame_size > kAfxdpMaxFrame)
         throw UsageError(fmt::format("--size {} is too large for the afxdp backend (at most {} bytes: one UMEM "
@@ -123,6 +130,7 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
         {"eal_args", s.eal_args},
         {"xdp_mode", s.xdp_mode},
         {"xsk_mode", s.xsk_mode},
+        {"rx_mode", s.rx_mode},
         {"cpus", s.cpus},
         {"ring_pairs", s.ring_pairs},
         {"frame",

@@ -17,6 +17,7 @@ namespace lr::spec {
 
 // AF_XDP: a frame must fit one 4096-byte UMEM chunk after the kernel's 256-byte headroom.
 inline constexpr unsigned kAfxdpMaxFrame = 4096 - 256 + 4;
+inline constexpr unsigned LR_SINK_MAX_STREAMS = 1024;  // bpf/lr_shared.h LR_MAX_STREAMS
 
 struct RunSpec {
     std::string backend = "dpdk";
@@ -29,6 +30,7 @@ struct RunSpec {
 
     std::string xdp_mode = "auto";  // afxdp: auto | native | skb
     std::string xsk_mode = "auto";  // afxdp: auto | copy | zero-copy
+    std::string rx_mode = "socket"; // afxdp: socket (user space) | xdp (counting sink in the driver)
     std::vector<int> cpus;          // worker CPUs in order; empty = automatic
 
     packet::FrameSpec frame;  // base frame; flows vary it
@@ -72,7 +74,7 @@ struct RunSpec {
         return signature ? packet::sig_layout(frame).level : packet::SigLevel::none;
     }
     bool signed_frames() const { return sig_level() != packet::SigLevel::none; }
-    uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : 1024; }
+    uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : LR_SINK_MAX_STREAMS; }
 
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;

@@ -21,7 +21,9 @@ struct StreamRx {
 // What an RX worker hands to the control thread when it ends.
 struct RxResult {
     std::vector<StreamRx> streams;  // indexed by stream id
-    LatencyHistogram latency;       // one-way: RX clock minus the TX timestamp
+    LatencyHistogram latency;       // RX clock minus the TX timestamp
+    // XDP counting sink instead of user-space tracking: per stream {frames, highest seq + 1}.
+    std::vector<std::pair<uint64_t, uint64_t>> sink;
 };
 
 class RxMeasure {

@@ -44,6 +44,22 @@ def one_process_exact():
         check(not bed.xdp_attached(bed.nsa, bed.ifb), "XDP program left attached after a clean run")
 
 
+def xdp_sink_exact():
+    """The counting sink in the driver: no socket, no pacing needed, exact per-stream counts."""
+    with VethBed(unique("lxs"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
+                              "--rx-mode", "xdp", "--count", str(N), "--flows", "3", "--json", f"{d}/r.json"],
+                    timeout=120)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        rep = report(f"{d}/r.json")
+        check(rep["totals"]["lost"] == 0 and rep["totals"]["rx_classes"]["ours"] == N, f"{rep['totals']}")
+        check(len(rep["streams"]) == 3 and all(s["sent"] == s["received"] for s in rep["streams"]),
+              f"streams {rep['streams']}")
+        check(sum(s["received"] for s in rep["streams"]) == N, "streams add up")
+        check(rep["environment"]["ports"][1]["rx_mode"] == "xdp counting sink", "rx mode reported")
+        check(any("XDP sink" in n for n in rep["notes"]), "reduced set noted")
+
+
 def lr_cmd(kind, direction, ifc, out, cpu, extra):
     """A linerate command for one side: kind 'afxdp', or 'dpdk' (net_af_xdp vdev on ifc)."""
     base = [LINERATE, "run", "-q", "--json", out, "--nonce", NONCE, f"--{direction}"]
@@ -137,6 +153,7 @@ if __name__ == "__main__":
     r = lrtest.Results()
     r.case("afxdp -> afxdp, one process, exact", one_process_exact)
     r.case("afxdp -> afxdp, two namespaces", two_process, "afxdp", "afxdp")
+    r.case("afxdp -> XDP counting sink, exact per stream", xdp_sink_exact)
     r.case("dpdk net_af_xdp -> afxdp", two_process, "dpdk", "afxdp")
     r.case("afxdp -> dpdk net_af_xdp", two_process, "afxdp", "dpdk")
     r.case("foreign traffic passes, not counted", foreign_traffic_passes)

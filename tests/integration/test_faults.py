@@ -16,7 +16,7 @@ NONCE = "777"
 BPF_DIR = os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf")  # build/tests/bpf
 
 
-def run_fault(fault):
+def run_fault(fault, rx_mode="socket"):
     with VethBed(unique("lxf")) as bed, tempfile.TemporaryDirectory() as d:
         obj = os.path.abspath(os.path.join(BPF_DIR, f"tc_fault_{fault}.bpf.o"))
         for cmd in (["tc", "qdisc", "add", "dev", bed.ifa, "clsact"],
@@ -26,6 +26,7 @@ def run_fault(fault):
             check(r.returncode == 0, f"{' '.join(cmd)}: {r.stderr}")
         rxp = bed.start(bed.nsb, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--nonce", NONCE,
                                   "--duration", "60s", "--stop-when-idle", "--drain", "1s", "--descriptors", "4096",
+                                  "--rx-mode", rx_mode, "--flows", "1",
                                   "--cpus", "0", "--json", f"{d}/rx.json"])
         bed.wait_xdp(bed.nsb, bed.ifb, rxp)
         tx = bed.run(bed.nsa, [LINERATE, "run", "-q", "--tx", "net_af_packet0", "--count", str(N), "--rate", "150k",
@@ -48,6 +49,12 @@ def drop_every_10th():
     s, c = run_fault("drop")
     check(s["lost"] == N // 10 and s["received"] == N - N // 10, f"stream {s}")
     check(s["reordered"] == 0 and s["duplicates"] == 0 and c["malformed"] == 0, f"stream {s} classes {c}")
+
+
+def drop_seen_by_xdp_sink():
+    s, c = run_fault("drop", rx_mode="xdp")
+    check(s["lost"] == N // 10 and s["received"] == N - N // 10, f"stream {s}")
+    check(s["lost_basis"] == "sequence gaps", f"basis {s['lost_basis']}")
 
 
 def duplicate_every_1000th():
@@ -75,6 +82,7 @@ if __name__ == "__main__":
     lrtest.need_root_and_hugepages()
     r = lrtest.Results()
     r.case("drop every 10th: lost = N/10", drop_every_10th)
+    r.case("drop every 10th, XDP counting sink: lost = N/10", drop_seen_by_xdp_sink)
     r.case("duplicate every 1000th: duplicates exact", duplicate_every_1000th)
     r.case("swap adjacent pairs: reordered = N/2, lost 0", swap_adjacent_pairs)
     r.case("corrupt a byte: malformed, never ours", corrupt_one_byte)

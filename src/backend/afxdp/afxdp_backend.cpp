@@ -6,10 +6,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <chrono>
 #include <thread>
 
 #include "backend/afxdp/netdev.h"
 #include "backend/afxdp/xdp_prog.h"
+#include "backend/afxdp/xdp_sink.h"
 #include "backend/afxdp/xsk_queue.h"
 #include "util/error.h"
 
@@ -23,6 +25,7 @@ struct Port {
     engine::PortInfo info;
     uint16_t ntx = 0, nrx = 0;
     std::unique_ptr<XdpRxProgram> prog;
+    std::unique_ptr<XdpSink> sink;  // --rx-mode xdp: no sockets on this port
     std::vector<std::unique_ptr<XskQueue>> txq, rxq;
 };
 
@@ -35,6 +38,39 @@ std::vector<int> allowed_cpus() {
             if (CPU_ISSET(c, &set)) cpus.push_back(c);
     if (cpus.empty()) cpus.push_back(0);
     return cpus;
+}
+
+// --rx-mode xdp: the counting happens in the driver; this thread only publishes the sink's
+// map counters for its queue into the queue's counters (it is their single writer).
+void sink_poller(const XdpSink* sink, engine::WorkerPlan pl, const engine::RunControl* ctl) {
+    auto& c = *pl.counters;
+    stats::set_state(c, stats::WorkerState::running);
+    uint64_t polls = 0, seen = 0, first = 0, last = 0;
+    auto publish_all = [&] {
+        const auto s = sink->queue_stats(pl.id.queue);
+        const uint64_t now = stats::now_ns();
+        if (s.ours != seen) {
+            if (!first) first = now;
+            last = now;
+            seen = s.ours;
+        }
+        stats::publish(c.packets, s.frames);
+        stats::publish(c.bytes, s.ours_bytes);
+        stats::publish(c.rx_ours, s.ours);
+        stats::publish(c.rx_unique, s.ours);  // the sink cannot tell duplicates apart
+        stats::publish(c.rx_foreign, s.foreign);
+        stats::publish(c.rx_malformed, s.malformed);
+        stats::publish(c.polls, ++polls);
+    };
+    while (!ctl->stop_rx.load(std::memory_order_relaxed)) {
+        publish_all();
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    publish_all();
+    if (pl.id.queue == 0 && pl.rx_result) pl.rx_result->sink = sink->streams();  // per port, once
+    stats::publish(c.first_pkt_ns, first);
+    stats::publish(c.last_pkt_ns, last);
+    stats::set_state(c, stats::WorkerState::finished);
 }
 
 class AfxdpBackend final : public engine::Backend {
@@ -127,7 +163,9 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
         xc.ring = spec.ring_size();
         xc.frames = std::max<uint32_t>(4096, 4 * spec.ring_size());
         xc.mode = cmode;
-        if (p.nrx) {
+        if (p.nrx && spec.rx_mode == "xdp") {
+            p.sink = std::make_unique<XdpSink>(match, spec.nonce, spec.rx_streams(), p.nd.name, p.nd.ifindex, xmode);
+        } else if (p.nrx) {
             p.prog = std::make_unique<XdpRxProgram>(match);
             for (uint16_t q = 0; q < p.nrx; ++q) {
                 xc.queue = q;
@@ -168,6 +206,12 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
     for (size_t i = 0; i < plans.size(); ++i) {
         const auto& pl = plans[i];
         auto& port = ports_[pl.id.port_index];
+        const int cpu0 = spec.cpus.empty() ? cpus[(i + 1) % cpus.size()] : cpus[i % cpus.size()];
+        if (pl.id.dir == stats::Dir::rx && port.sink) {
+            worker_cpus_.push_back(cpu0);
+            threads_.emplace_back(sink_poller, port.sink.get(), pl, &ctl);
+            continue;
+        }
         XskQueue* q = (pl.id.dir == stats::Dir::tx ? port.txq : port.rxq)[pl.id.queue].get();
         std::vector<std::vector<uint8_t>> templates;
         if (pl.id.dir == stats::Dir::tx) {
@@ -199,7 +243,7 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
         c.ctl = &ctl;
         // Worker i on CPU list[(i+1) mod n] (automatic: the first CPU is left to the control
         // thread), or exactly the CPUs of --cpus in order.
-        const int cpu = spec.cpus.empty() ? cpus[(i + 1) % cpus.size()] : cpus[i % cpus.size()];
+        const int cpu = cpu0;
         worker_cpus_.push_back(cpu);
         const bool tx = pl.id.dir == stats::Dir::tx;
         threads_.emplace_back([q, c, tx] {
@@ -231,6 +275,13 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
     s.obytes = rel("tx_bytes", p.base_obytes);
     s.ierrors = rel("rx_errors", p.base_ierrors);
     s.oerrors = rel("tx_errors", p.base_oerrors);
+    if (p.sink)
+        for (uint32_t q = 0; q < p.nrx; ++q) {
+            const auto st = p.sink->queue_stats(q);
+            s.xdp_received += st.frames;
+            s.xdp_redirected += st.ours;  // counted in the driver
+            s.xdp_passed += st.foreign;
+        }
     if (p.prog)
         for (uint32_t q = 0; q < p.nrx; ++q) {
             const auto st = p.prog->queue_stats(q);
@@ -270,8 +321,13 @@ nlohmann::json AfxdpBackend::environment() const {
                          {"queues_available", {{"rx", p.nd.rx_queues}, {"tx", p.nd.tx_queues}}},
                          {"tx_queues", p.ntx},
                          {"rx_queues", p.nrx},
+                         {"rx_mode", p.sink ? "xdp counting sink" : p.nrx ? "socket" : "none"},
                          {"xdp_mode",
-                          p.prog ? nlohmann::json{{"requested", spec_->xdp_mode},
+                          p.sink ? nlohmann::json{{"requested", spec_->xdp_mode},
+                                                  {"obtained", xdp_mode_str(p.sink->attached_mode())},
+                                                  {"prog_id", p.sink->prog_id()},
+                                                  {"attach", "bpf_link"}}
+                          : p.prog ? nlohmann::json{{"requested", spec_->xdp_mode},
                                                   {"obtained", xdp_mode_str(p.prog->attached_mode())},
                                                   {"prog_id", p.prog->prog_id()},
                                                   {"attach", "bpf_link"}}
