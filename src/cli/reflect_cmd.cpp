@@ -8,20 +8,30 @@
 
 #include "backend/afxdp/netdev.h"
 #include "backend/afxdp/xdp_reflect.h"
+#include "cli/run_cmd.h"
 #include "engine/control.h"
+#include "engine/run.h"
 #include "spec/parse.h"
 #include "util/error.h"
 
 namespace lr::cli {
 
 CLI::App* add_reflect_command(CLI::App& app, ReflectOptions& o) {
-    auto* r = app.add_subcommand("reflect", "Reflect linerate test frames back to the sender (XDP_TX)");
-    r->footer(R"(Attaches linerate's XDP reflector to PORT with a bpf_link for --duration (or until SIGINT):
-test frames (UDP/TCP to --dst-ports) leave again at once with MAC, IP and ports swapped; all
-other traffic reaches the kernel. The sender, with the same port in --tx and --rx, then reports
-round-trip latency, and with --outstanding the transaction rate.
-Without linerate running: ip link set dev PORT xdp obj build/bpf/xdp_reflect.bpf.o sec xdp)");
-    r->add_option("--port", o.port, "Interface to reflect on")->required()->type_name("IFACE");
+    auto* r = app.add_subcommand("reflect", "Reflect linerate test frames back to the sender");
+    r->footer(R"(Sends every linerate test frame (UDP/TCP carrying the signature) back where it came from with
+MAC, IP addresses and ports swapped, for --duration or until SIGINT. The sender, with the same
+port in --tx and --rx, reports round-trip latency, and with --outstanding the transaction rate.
+  --backend xdp    (default) linerate's XDP program does it in the driver (XDP_TX), attached
+                   with a bpf_link; other traffic reaches the kernel. Without linerate running:
+                   ip link set dev PORT xdp obj build/bpf/xdp_reflect.bpf.o sec xdp
+  --backend afxdp  in user space through one AF_XDP socket per queue
+  --backend dpdk   in user space on any DPDK port (EAL arguments after --))");
+    r->add_option("--backend", o.backend, "xdp, afxdp or dpdk")->capture_default_str();
+    r->add_option("--port", o.port, "Interface (xdp, afxdp) or DPDK port to reflect on")->required()->type_name("PORT");
+    r->add_option("--queues", o.queues, "afxdp/dpdk: queues to serve, one worker each")->capture_default_str();
+    r->add_option("--xsk-mode", o.xsk_mode, "afxdp: copy, zero-copy or auto")->capture_default_str();
+    r->add_option("--cpus", o.cpus, "afxdp/dpdk: worker CPUs")->type_name("LIST");
+    r->add_option("eal", o.eal, "dpdk: EAL arguments, after --");
     r->add_option("--xdp-mode", o.xdp_mode, "auto, native or skb")->capture_default_str();
     r->add_option("--proto", o.proto, "udp, tcp or any")->capture_default_str();
     r->add_option("--dst-ports", o.dst_ports, "Destination port or range LO-HI of test frames")->capture_default_str();
@@ -33,6 +43,39 @@ Without linerate running: ip link set dev PORT xdp obj build/bpf/xdp_reflect.bpf
 }
 
 int run_reflect(const ReflectOptions& o) {
+    if (o.backend == "afxdp" || o.backend == "dpdk") {
+        // User space: the run engine with the reflect role (one worker per queue receives and
+        // sends), so the report, watchdog and cleanup are those of `linerate run`.
+        RunOptions ro;
+        ro.backend = o.backend;
+        ro.tx = ro.rx = {o.port + ",queues=" + o.queues};
+        ro.eal = o.eal;
+        ro.xdp_mode = o.xdp_mode;
+        ro.xsk_mode = o.xsk_mode;
+        ro.cpus = o.cpus;
+        ro.duration = o.duration;
+        ro.interval = o.interval;
+        ro.json = o.json;
+        ro.quiet = o.quiet;
+        ro.no_signature = true;  // nothing is sent of our own
+        ro.nonce = "0";
+        ro.force = true;         // addresses are the sender's, swapped
+        const auto dash = o.dst_ports.find('-');
+        ro.dst_port = o.dst_ports.substr(0, dash);
+        if (dash != std::string::npos) {  // the receive program matches the whole range
+            const auto lo = spec::parse_uint(o.dst_ports.substr(0, dash), "--dst-ports", 1, 65535);
+            const auto hi = spec::parse_uint(o.dst_ports.substr(dash + 1), "--dst-ports", lo, 65535);
+            ro.flows = std::to_string(hi - lo + 1);
+            ro.vary = "dst-port";
+        }
+        if (o.proto == "tcp") ro.proto = "tcp";
+        spec::RunSpec s = to_spec(ro);
+        s.reflect = true;
+        s.validate();
+        return engine::run(s);
+    }
+    if (o.backend != "xdp")
+        throw UsageError(fmt::format("invalid --backend \"{}\": expected xdp, afxdp or dpdk", o.backend));
     afxdp::RxMatch m;
     if (o.proto == "udp") m.tcp = false;
     else if (o.proto == "tcp") m.udp = false;

@@ -8,8 +8,9 @@
 namespace lr::cli {
 
 struct ReflectOptions {
-    std::string port, xdp_mode = "auto", proto = "any", dst_ports = "1024", duration = "60s", interval = "1s",
-                json;
+    std::string backend = "xdp", port, queues = "1", xdp_mode = "auto", xsk_mode = "auto", proto = "any",
+                dst_ports = "1024", duration = "60s", interval = "1s", json, cpus;
+    std::vector<std::string> eal;
     bool quiet = false;
 };
 

@@ -212,7 +212,8 @@ void Controller::watchdog(const stats::Snapshot& s) {
                 fmt::format("worker {} made no progress for {:.1f}s (stuck or dead)", where, spec_.stall_s));
             aborted_ = true;
         }
-        if (id.dir != Dir::tx || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
+        // A reflector sends only what arrives: an idle TX queue is not a stuck one.
+        if (id.dir != Dir::tx || spec_.reflect || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
         if (q.packets != wd_packets_[i]) {
             wd_packets_[i] = q.packets;
             wd_packets_t_[i] = s.t;
@@ -236,7 +237,7 @@ RunResult Controller::run() {
         else plans[i].rx_result = &rx_results_[i];
     }
     for (const auto& p : plans) res_.ids.push_back(p.id);
-    res_.loopback = spec_.tx_enabled() && spec_.rx_enabled();
+    res_.loopback = spec_.tx_enabled() && spec_.rx_enabled() && !spec_.reflect;
     wd_polls_.assign(n_, 0);
     wd_packets_.assign(n_, 0);
     wd_polls_t_.assign(n_, 0);
@@ -328,10 +329,10 @@ void Controller::finish(const stats::Snapshot& fin) {
     res_.sig_level = spec_.sig_level();
     for (const auto& t : spec_.tx)
         for (const auto& r : spec_.rx)
-            if (t.port == r.port) res_.round_trip = true;
+            if (t.port == r.port && !spec_.reflect) res_.round_trip = true;
     for (size_t i = 0; i < n_; ++i) res_.timeouts += fin.queues[i].timeouts;
     if (spec_.outstanding && res_.tx_seconds > 0) res_.transactions_per_s = res_.rx.unique / res_.tx_seconds;
-    if (spec_.rx_enabled() && res_.sig_level != packet::SigLevel::none)
+    if (spec_.rx_enabled() && res_.sig_level != packet::SigLevel::none && !spec_.reflect)
         res_.streams = merge_streams(plans_, spec_.tx_enabled(), res_.violations);
     if (spec_.rx_enabled() && spec_.rx_mode == "xdp")
         res_.notes.push_back("RX counted by the XDP sink in the driver: the reduced set (frames, bytes and sequence "

@@ -1,6 +1,7 @@
 #include "packet/signature.h"
 
 #include <cstring>
+#include <utility>
 
 #include "packet/checksum.h"
 
@@ -209,6 +210,48 @@ SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t stre
     r.stream = stream;
     r.cls = FrameClass::ours;
     return r;
+}
+
+bool reflect_swap(uint8_t* p, size_t len) {
+    if (len < 14) return false;
+    size_t off = 12;
+    uint16_t et = rd16(p + off);
+    off += 2;
+    if (et == 0x8100 || et == 0x88a8) {
+        if (len < off + 4) return false;
+        et = rd16(p + off + 2);
+        off += 4;
+    }
+    uint8_t* ip = p + off;
+    uint8_t proto;
+    size_t l4off;
+    if (et == 0x0800) {
+        if (len < off + 20 || (ip[0] & 0xf) != 5) return false;
+        proto = ip[9];
+        l4off = off + 20;
+    } else if (et == 0x86dd) {
+        if (len < off + 40) return false;
+        proto = ip[6];
+        l4off = off + 40;
+    } else {
+        return false;
+    }
+    uint8_t* l4 = p + l4off;
+    if (proto == 17) {
+        if (len < l4off + 8 + 2 || rd16(l4 + 8) != kSigMagic) return false;
+    } else if (proto == 6) {
+        if (len < l4off + 20 || rd16(l4 + 8) != kSigMagic) return false;
+    } else {
+        return false;
+    }
+    auto swap_n = [](uint8_t* a, uint8_t* b, size_t n) {
+        for (size_t i = 0; i < n; ++i) std::swap(a[i], b[i]);
+    };
+    swap_n(p, p + 6, 6);
+    if (et == 0x0800) swap_n(ip + 12, ip + 16, 4);
+    else swap_n(ip + 8, ip + 24, 16);
+    swap_n(l4, l4 + 2, 2);
+    return true;
 }
 
 }  // namespace lr::packet

@@ -76,4 +76,9 @@ struct SigInfo {
 // is the number of valid stream ids. Never reads outside [p, p + len).
 SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t streams);
 
+// Reflector: if `p` is a linerate test frame (UDP/TCP carrying the signature magic), swaps
+// Ethernet addresses, IP addresses and L4 ports in place and returns true. Swapping leaves
+// every checksum valid. Bounds-checked; returns false (frame untouched) for anything else.
+bool reflect_swap(uint8_t* p, size_t len);
+
 }  // namespace lr::packet

@@ -86,6 +86,9 @@ void RunSpec::validate() const {
     if (count && tx_enabled() && *count < tx_queue_total())
         throw UsageError(fmt::format("--count {} is smaller than the number of TX queues ({})", *count,
                                      tx_queue_total()));
+    if (reflect && (tx.size() != 1 || rx.size() != 1 || !(tx[0] == rx[0])))
+        throw UsageError("reflect: one port, receiving and sending on the same queues");
+    if (reflect && count) throw UsageError("reflect runs for --duration (or until interrupted), not for a --count");
     if (outstanding) {
         if (backend != "dpdk") throw UsageError("--outstanding needs --backend dpdk (the afxdp backend cannot yet "
                                                 "send and receive on one interface)");
@@ -152,6 +155,7 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
         {"vary", flow::vary_str(s.vary)},
         {"count", s.count ? nlohmann::json(*s.count) : nlohmann::json(nullptr)},
         {"rate_pps", s.rate_pps > 0 ? nlohmann::json(s.rate_pps) : nlohmann::json(nullptr)},
+        {"reflect", s.reflect},
         {"outstanding", s.outstanding ? nlohmann::json(s.outstanding) : nlohmann::json(nullptr)},
         {"response_timeout_s", s.response_timeout_s},
         {"duration_s", s.duration_s},

@@ -42,6 +42,7 @@ struct RunSpec {
 
     std::optional<uint64_t> count;  // total packets to send (TX) or to await (RX-only)
     double rate_pps = 0;            // total TX rate over all queues; 0 = as fast as possible
+    bool reflect = false;           // `linerate reflect` in user space: each --rx frame goes back out
     uint32_t outstanding = 0;       // request/response: at most this many unanswered requests per queue
     double response_timeout_s = 0.1;  // request/response: a request unanswered this long is lost
     double duration_s = 10.0;       // TX time limit; the whole run's limit when RX-only

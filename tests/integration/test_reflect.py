@@ -80,6 +80,31 @@ def timeouts_without_reflector():
         check(t["answered"] == 0 and t["timeouts"] == 50, f"transactions {t}")
 
 
+def user_space_reflector(backend):
+    n = 30_000
+    with VethBed(unique("lxu")) as bed, tempfile.TemporaryDirectory() as d:
+        cmd = [LINERATE, "reflect", "--backend", backend, "--duration", "120s", "-q", "--json", f"{d}/refl.json"]
+        if backend == "afxdp":
+            cmd += ["--port", bed.ifb, "--cpus", "0"]
+        else:
+            cmd += ["--port", "net_af_xdp1", "--", f"--vdev=net_af_xdp1,iface={bed.ifb},busy_budget=0", "--no-pci",
+                    "--lcores=0@1,1@0"]
+        refl = bed.start(bed.nsb, cmd)
+        bed.wait_xdp(bed.nsb, bed.ifb, refl)
+        rep = sender(bed, d, ["--count", str(n), "--rate", "100k"])
+        refl.send_signal(signal.SIGINT)
+        out, _ = refl.communicate(timeout=30)
+        check(refl.returncode == 0, f"reflector exit {refl.returncode}: {out}")
+        with open(f"{d}/refl.json") as f:
+            rr = json.load(f)
+    s = rep["streams"][0]
+    check(s["received"] == n and s["lost"] == 0, f"sender stream {s}")
+    check(rep["latency"]["kind"] == "round-trip" and rep["latency"]["min_ns"] > 0, f"latency {rep['latency']}")
+    check(rr["totals"]["rx"]["packets"] == n and rr["totals"]["tx"]["packets"] == n,
+          f"reflector received {rr['totals']['rx']['packets']}, reflected {rr['totals']['tx']['packets']}")
+    check(rr["spec"]["reflect"] is True and rr["verdict"]["result"] == "pass", f"{rr['verdict']}")
+
+
 if __name__ == "__main__":
     lrtest.need_root_and_hugepages()
     r = lrtest.Results()
@@ -87,4 +112,6 @@ if __name__ == "__main__":
     r.case("ping-pong (1 outstanding): Little's law", transactions, 1)
     r.case("8 outstanding: Little's law", transactions, 8)
     r.case("no reflector: every request times out", timeouts_without_reflector)
+    r.case("user-space reflector, afxdp", user_space_reflector, "afxdp")
+    r.case("user-space reflector, dpdk", user_space_reflector, "dpdk")
     r.finish()

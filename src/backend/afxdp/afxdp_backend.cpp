@@ -127,7 +127,7 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
     const unsigned l3 = f.frame_size - 18 - (f.vlan ? 4 : 0);
     for (auto& p : ports_) {
         const auto& nd = p.nd;
-        if (p.ntx && p.nrx)
+        if (p.ntx && p.nrx && !spec.reflect)
             throw UsageError(fmt::format("afxdp: {} is named with both --tx and --rx; one AF_XDP socket per queue "
                                          "cannot be shared by two workers yet (use two interfaces, e.g. a veth pair)",
                                          nd.name));
@@ -156,6 +156,7 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
     const bool vary_dport = nflows > 1 && (spec.vary & flow::vary_dst_port);
     match.dst_port_lo = f.dst_port;
     match.dst_port_hi = static_cast<uint16_t>(vary_dport ? f.dst_port + nflows - 1 : f.dst_port);
+    if (spec.reflect) match.udp = match.tcp = true;  // the reflector checks the signature magic itself
 
     for (auto& p : ports_) {
         XskConfig xc;
@@ -170,12 +171,13 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
             for (uint16_t q = 0; q < p.nrx; ++q) {
                 xc.queue = q;
                 xc.rx = true;
+                xc.tx = spec.reflect;  // a reflector sends from the receiving socket
                 p.rxq.push_back(std::make_unique<XskQueue>(xc));
                 p.prog->add_socket(q, p.rxq.back()->fd());
             }
             p.prog->attach(p.nd.name, p.nd.ifindex, xmode);  // sockets are in the map before traffic flows
         }
-        for (uint16_t q = 0; q < p.ntx; ++q) {
+        for (uint16_t q = 0; q < p.ntx && !spec.reflect; ++q) {
             xc.queue = q;
             xc.rx = false;
             xc.tx = true;
@@ -207,6 +209,31 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
         const auto& pl = plans[i];
         auto& port = ports_[pl.id.port_index];
         const int cpu0 = spec.cpus.empty() ? cpus[(i + 1) % cpus.size()] : cpus[i % cpus.size()];
+        if (spec.reflect) {
+            // One thread per queue: the TX plan runs the reflector with the RX plan's counters.
+            if (pl.id.dir == stats::Dir::rx) continue;
+            const auto rx_plan = std::find_if(plans.begin(), plans.end(), [&](const engine::WorkerPlan& x) {
+                return x.id.dir == stats::Dir::rx && x.id.port_index == pl.id.port_index && x.id.queue == pl.id.queue;
+            });
+            XskQueue* q = port.rxq[pl.id.queue].get();
+            XskQueue::LoopCtx c;
+            c.burst = spec.burst;
+            c.yield_when_idle = oversubscribed;
+            c.counters = pl.counters;
+            c.ctl = &ctl;
+            stats::QueueCounters* rxc = rx_plan->counters;
+            worker_cpus_.push_back(cpu0);
+            threads_.emplace_back([q, c, rxc] {
+                stats::set_state(*c.counters, stats::WorkerState::running);
+                q->reflect_loop(c, *rxc);
+                stats::set_state(*c.counters, stats::WorkerState::finished);
+            });
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu0, &set);
+            pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
+            continue;
+        }
         if (pl.id.dir == stats::Dir::rx && port.sink) {
             worker_cpus_.push_back(cpu0);
             threads_.emplace_back(sink_poller, port.sink.get(), pl, &ctl);

@@ -226,6 +226,89 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
     return !fatal;
 }
 
+void XskQueue::reflect_loop(const LoopCtx& c, stats::QueueCounters& rxc) {
+    auto& txc = *c.counters;
+    stats::set_state(rxc, stats::WorkerState::running);
+    auto* umem = static_cast<uint8_t*>(umem_area_);
+    std::vector<uint64_t> stash;  // chunks waiting for room in the fill ring
+    stash.reserve(cfg_.frames);
+    std::vector<xdp_desc> back(kMaxBurst), other(kMaxBurst);
+    uint64_t rpkts = 0, rbytes = 0, tpkts = 0, tbytes = 0, foreign = 0, polls = 0, first = 0, last = 0, errs = 0;
+    uint32_t idle = 0;
+    const int sfd = fd();
+    const uint32_t burst = std::min<uint32_t>(c.burst, kMaxBurst);
+    auto refill = [&] {
+        // Completed TX chunks and stashed ones go back to the fill ring.
+        uint32_t idx = 0;
+        const uint32_t nc = xsk_ring_cons__peek(&r_->comp, 2 * cfg_.ring, &idx);
+        for (uint32_t i = 0; i < nc; ++i) stash.push_back(*xsk_ring_cons__comp_addr(&r_->comp, idx + i));
+        if (nc) xsk_ring_cons__release(&r_->comp, nc);
+        if (stash.empty()) return;
+        uint32_t fidx = 0;
+        const uint32_t got = xsk_ring_prod__reserve(&r_->fill, static_cast<uint32_t>(stash.size()), &fidx);
+        for (uint32_t i = 0; i < got; ++i) *xsk_ring_prod__fill_addr(&r_->fill, fidx + i) = stash[stash.size() - 1 - i];
+        if (got) {
+            xsk_ring_prod__submit(&r_->fill, got);
+            stash.resize(stash.size() - got);
+        }
+    };
+    while (!c.ctl->stop_tx.load(std::memory_order_relaxed) && !c.ctl->stop_rx.load(std::memory_order_relaxed)) {
+        stats::publish(txc.polls, ++polls);
+        stats::publish(rxc.polls, polls);
+        refill();
+        uint32_t idx = 0;
+        const uint32_t n = xsk_ring_cons__peek(&r_->rx, burst, &idx);
+        if (n == 0) {
+            if (xsk_ring_prod__needs_wakeup(&r_->fill)) recvfrom(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+            if (xsk_ring_prod__needs_wakeup(&r_->tx) && sendto(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0) ++errs;
+            if (c.yield_when_idle && ++idle >= 64) {
+                idle = 0;
+                sched_yield();
+            }
+            continue;
+        }
+        idle = 0;
+        last = stats::now_ns();
+        if (!first) first = last;
+        uint32_t nb = 0, no = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            const xdp_desc* d = xsk_ring_cons__rx_desc(&r_->rx, idx + i);
+            rbytes += d->len + 4ull;
+            if (packet::reflect_swap(umem + xsk_umem__add_offset_to_addr(d->addr), d->len)) back[nb++] = *d;
+            else other[no++] = *d;
+        }
+        xsk_ring_cons__release(&r_->rx, n);
+        rpkts += n;
+        foreign += no;
+        uint32_t tidx = 0;
+        const uint32_t got = nb ? xsk_ring_prod__reserve(&r_->tx, nb, &tidx) : 0;
+        for (uint32_t i = 0; i < got; ++i) {
+            *xsk_ring_prod__tx_desc(&r_->tx, tidx + i) = back[i];
+            tbytes += back[i].len + 4ull;
+        }
+        if (got) xsk_ring_prod__submit(&r_->tx, got);
+        tpkts += got;
+        // Not reflected (foreign, or no TX room): the chunk returns to the fill ring.
+        for (uint32_t i = got; i < nb; ++i) stash.push_back(xsk_umem__extract_addr(back[i].addr));
+        for (uint32_t i = 0; i < no; ++i) stash.push_back(xsk_umem__extract_addr(other[i].addr));
+        if (xsk_ring_prod__needs_wakeup(&r_->tx) && sendto(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0) ++errs;
+        stats::publish(rxc.packets, rpkts);
+        stats::publish(rxc.bytes, rbytes);
+        stats::publish(rxc.rx_ours, rpkts - foreign);
+        stats::publish(rxc.rx_unique, rpkts - foreign);
+        stats::publish(rxc.rx_foreign, foreign);
+        stats::publish(txc.packets, tpkts);
+        stats::publish(txc.bytes, tbytes);
+        stats::publish(txc.unsent, (rpkts - foreign) - tpkts);
+        stats::publish(txc.tx_errors, errs);
+    }
+    if (first) {
+        stats::publish(rxc.first_pkt_ns, first);
+        stats::publish(rxc.last_pkt_ns, last);
+    }
+    stats::set_state(rxc, stats::WorkerState::finished);
+}
+
 void XskQueue::rx_loop(const LoopCtx& c) {
     auto& ctr = *c.counters;
     uint64_t packets = 0, bytes = 0, polls = 0, first = 0, last = 0;

@@ -19,6 +19,7 @@ CopyMode parse_copy_mode(const std::string& s);  // throws UsageError
 
 inline constexpr uint32_t kChunk = 4096;  // UMEM frame size
 inline constexpr uint32_t kMaxFrameLen = kChunk - 256;  // minus XDP_PACKET_HEADROOM on receive
+inline constexpr uint32_t kMaxBurst = 512;
 
 struct XskConfig {
     std::string ifname;
@@ -64,6 +65,10 @@ public:
     };
     // Returns false when a non-transient send error ended the loop.
     bool tx_loop(const LoopCtx& c);
+    // Reflector (socket with RX and TX rings): each received linerate frame goes back out
+    // from its own UMEM chunk with addresses and ports swapped. `c.counters` are the TX
+    // counters (reflected), `rx` the RX counters (received).
+    void reflect_loop(const LoopCtx& c, stats::QueueCounters& rx);
     void rx_loop(const LoopCtx& c);
 
 private:

@@ -154,7 +154,9 @@ unsigned DpdkBackend::port_index(const std::string& name) const {
 
 void DpdkBackend::open(const spec::RunSpec& spec) {
     spec_ = &spec;
-    const unsigned workers = spec.tx_queue_total() + spec.rx_queue_total();
+    // Request/response and reflector runs serve a queue's TX and RX with one worker.
+    const bool paired = spec.outstanding || spec.reflect;
+    const unsigned workers = spec.tx_queue_total() + (paired ? 0 : spec.rx_queue_total());
     const auto cpus = allowed_cpus();
     eal_args_ = effective_eal_args(spec.eal_args, workers, cpus);
     if (!has_arg(eal_args_, {"--no-huge"}) && free_hugepages() == 0)
@@ -265,8 +267,9 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
     const uint32_t frame_len = spec.frame.frame_size - packet::kFcsLen;
     const uint32_t rx_room = std::max<uint32_t>(RTE_MBUF_DEFAULT_DATAROOM, spec.frame.frame_size);
     const bool oversubscribed = allowed_cpus().size() < plans.size() + 1;
-    if (plans.size() > lcore_map_.size())
-        throw EnvError(fmt::format("{} workers but only {} worker lcores", plans.size(), lcore_map_.size()));
+    const size_t needed = spec.outstanding || spec.reflect ? spec.tx_queue_total() : plans.size();
+    if (needed > lcore_map_.size())
+        throw EnvError(fmt::format("{} workers but only {} worker lcores", needed, lcore_map_.size()));
 
     for (size_t i = 0; i < plans.size(); ++i) {
         const auto& pl = plans[i];
@@ -334,8 +337,8 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
     }
     start_ports();
 
-    if (spec.outstanding) {
-        // Request/response: each TX worker also serves the RX queue of the same port and queue.
+    if (spec.outstanding || spec.reflect) {
+        // Request/response and reflector: one worker serves the TX and RX queue of a port.
         for (auto& t : workers_) {
             if (t.dir != stats::Dir::tx) continue;
             for (auto& x : workers_)
@@ -344,6 +347,7 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
                     x.launched_by_pair = true;
                 }
             t.outstanding = spec.outstanding;
+            t.reflect = spec.reflect;
             t.response_timeout_s = spec.response_timeout_s;
         }
     }

@@ -7,6 +7,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <sched.h>
 
 #include "backend/dpdk/dpdk_worker.h"
 #include "engine/pacer.h"
@@ -102,6 +103,77 @@ void rr_loop(const WorkerCtx& w) {
     if (w.tx_sent) *w.tx_sent = signer.sent();
     if (npend) rte_mempool_put_bulk(w.pool, reinterpret_cast<void**>(pend), npend);
     publish(tc.unsent, npend);
+    if (first) {
+        publish(rc.first_pkt_ns, first);
+        publish(rc.last_pkt_ns, last);
+    }
+    stats::set_state(rc, stats::WorkerState::finished);
+}
+
+void reflect_loop(const WorkerCtx& w) {
+    const WorkerCtx& r = *w.rr_rx;
+    auto& tc = *w.counters;
+    auto& rc = *r.counters;
+    stats::set_state(rc, stats::WorkerState::running);
+    rte_mbuf* bufs[kMaxBurst];
+    rte_mbuf* back[kMaxBurst];
+    rte_mbuf* other[kMaxBurst];
+    uint64_t rpkts = 0, rbytes = 0, tpkts = 0, tbytes = 0, foreign = 0, dropped = 0, backpressure = 0, polls = 0;
+    uint64_t first = 0, last = 0;
+    uint32_t idle = 0;
+    const uint16_t burst = static_cast<uint16_t>(w.burst);
+    while (!w.ctl->stop_tx.load(std::memory_order_relaxed) && !r.ctl->stop_rx.load(std::memory_order_relaxed)) {
+        publish(tc.polls, ++polls);
+        publish(rc.polls, polls);
+        const uint16_t n = rte_eth_rx_burst(r.port, r.queue, bufs, burst);
+        if (n == 0) {
+            if (r.yield_when_idle && ++idle >= 64) {
+                idle = 0;
+                sched_yield();
+            }
+            continue;
+        }
+        idle = 0;
+        last = stats::now_ns();
+        if (!first) first = last;
+        uint16_t nb = 0, no = 0;
+        uint64_t b = 0, bb = 0;
+        for (uint16_t i = 0; i < n; ++i) {
+            const uint32_t len = rte_pktmbuf_data_len(bufs[i]);
+            b += rte_pktmbuf_pkt_len(bufs[i]) + 4;
+            if (packet::reflect_swap(rte_pktmbuf_mtod(bufs[i], uint8_t*), len)) {
+                back[nb++] = bufs[i];
+                bb += rte_pktmbuf_pkt_len(bufs[i]) + 4;
+            } else {
+                other[no++] = bufs[i];
+            }
+        }
+        if (no) rte_pktmbuf_free_bulk(other, no);  // not linerate's: a DPDK port has no kernel to pass it to
+        foreign += no;
+        uint16_t sent = 0;
+        for (int tries = 0; sent < nb && tries < 8; ++tries) {  // bounded retries, then drop and count
+            const uint16_t k = rte_eth_tx_burst(w.port, w.queue, back + sent, static_cast<uint16_t>(nb - sent));
+            if (k < nb - sent) ++backpressure;
+            sent = static_cast<uint16_t>(sent + k);
+        }
+        if (sent < nb) {
+            rte_pktmbuf_free_bulk(back + sent, nb - sent);
+            dropped += nb - sent;
+        }
+        rpkts += n;
+        rbytes += b;
+        tpkts += sent;
+        tbytes += sent ? bb * sent / nb : 0;
+        publish(rc.packets, rpkts);
+        publish(rc.bytes, rbytes);
+        publish(rc.rx_ours, rpkts - foreign);
+        publish(rc.rx_unique, rpkts - foreign);
+        publish(rc.rx_foreign, foreign);
+        publish(tc.packets, tpkts);
+        publish(tc.bytes, tbytes);
+        publish(tc.backpressure, backpressure);
+        publish(tc.unsent, dropped);
+    }
     if (first) {
         publish(rc.first_pkt_ns, first);
         publish(rc.last_pkt_ns, last);

@@ -132,7 +132,9 @@ void rx_loop(const WorkerCtx& w) {
 int worker_main(void* arg) {
     const auto& w = *static_cast<const WorkerCtx*>(arg);
     stats::set_state(*w.counters, stats::WorkerState::running);
-    if (w.dir == stats::Dir::tx && w.rr_rx) {
+    if (w.dir == stats::Dir::tx && w.rr_rx && w.reflect) {
+        reflect_loop(w);
+    } else if (w.dir == stats::Dir::tx && w.rr_rx) {
         rr_loop(w);
     } else if (w.dir == stats::Dir::tx) {
         if (w.count) tx_loop<true>(w);

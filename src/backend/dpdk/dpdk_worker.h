@@ -39,11 +39,14 @@ struct WorkerCtx {
     bool launched_by_pair = false;
     uint32_t outstanding = 0;
     double response_timeout_s = 0.1;
+    bool reflect = false;  // with rr_rx: receive, swap addresses and ports, send back
 };
 
 // rte_eal_remote_launch entry point; `arg` is a WorkerCtx*.
 int worker_main(void* arg);
 // Request/response loop of a TX context paired with its RX context (dpdk_rr.cpp).
 void rr_loop(const WorkerCtx& w);
+// User-space reflector loop of a TX context paired with its RX context (dpdk_rr.cpp).
+void reflect_loop(const WorkerCtx& w);
 
 }  // namespace lr::dpdk
