@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "backend/afxdp/netdev.h"
@@ -28,17 +29,6 @@ struct Port {
     std::unique_ptr<XdpSink> sink;  // --rx-mode xdp: no sockets on this port
     std::vector<std::unique_ptr<XskQueue>> txq, rxq;
 };
-
-std::vector<int> allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    if (cpus.empty()) cpus.push_back(0);
-    return cpus;
-}
 
 // --rx-mode xdp: the counting happens in the driver; this thread only publishes the sink's
 // map counters for its queue into the queue's counters (it is their single writer).
@@ -98,6 +88,8 @@ public:
     }
 
 private:
+    void spawn(int cpu, std::function<void()> fn);  // a worker thread pinned to `cpu`
+
     const spec::RunSpec* spec_ = nullptr;
     std::vector<Port> ports_;
     std::vector<engine::PortInfo> infos_;
@@ -203,11 +195,13 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
 
 void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::RunControl& ctl) {
     const auto& spec = *spec_;
-    const auto cpus = spec.cpus.empty() ? allowed_cpus() : spec.cpus;
-    const bool oversubscribed = allowed_cpus().size() < plans.size() + 1;
+    const auto cpus = spec.cpus.empty() ? engine::allowed_cpus() : spec.cpus;
+    const bool oversubscribed = engine::allowed_cpus().size() < plans.size() + 1;
     for (size_t i = 0; i < plans.size(); ++i) {
         const auto& pl = plans[i];
         auto& port = ports_[pl.id.port_index];
+        // Worker i on CPU list[(i+1) mod n] (automatic: the first CPU is left to the control
+        // thread), or exactly the CPUs of --cpus in order.
         const int cpu0 = spec.cpus.empty() ? cpus[(i + 1) % cpus.size()] : cpus[i % cpus.size()];
         if (spec.reflect) {
             // One thread per queue: the TX plan runs the reflector with the RX plan's counters.
@@ -216,75 +210,40 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
                 return x.id.dir == stats::Dir::rx && x.id.port_index == pl.id.port_index && x.id.queue == pl.id.queue;
             });
             XskQueue* q = port.rxq[pl.id.queue].get();
-            XskQueue::LoopCtx c;
-            c.burst = spec.burst;
-            c.yield_when_idle = oversubscribed;
-            c.counters = pl.counters;
-            c.ctl = &ctl;
+            XskQueue::LoopCtx c = engine::make_loop_config(spec, pl, ctl, oversubscribed);
             stats::QueueCounters* rxc = rx_plan->counters;
-            worker_cpus_.push_back(cpu0);
-            threads_.emplace_back([q, c, rxc] {
+            spawn(cpu0, [q, c, rxc] {
                 stats::set_state(*c.counters, stats::WorkerState::running);
                 q->reflect_loop(c, *rxc);
                 stats::set_state(*c.counters, stats::WorkerState::finished);
             });
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            CPU_SET(cpu0, &set);
-            pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
             continue;
         }
         if (pl.id.dir == stats::Dir::rx && port.sink) {
-            worker_cpus_.push_back(cpu0);
-            threads_.emplace_back(sink_poller, port.sink.get(), pl, &ctl);
+            spawn(cpu0, [sink = port.sink.get(), pl, c = &ctl] { sink_poller(sink, pl, c); });
             continue;
         }
         XskQueue* q = (pl.id.dir == stats::Dir::tx ? port.txq : port.rxq)[pl.id.queue].get();
-        std::vector<std::vector<uint8_t>> templates;
-        if (pl.id.dir == stats::Dir::tx) {
-            std::vector<std::vector<uint8_t>> frames;
-            const auto layout = packet::sig_layout(spec.frame);
-            for (size_t k = 0; k < pl.flows.size(); ++k) {
-                frames.push_back(packet::build_frame(pl.flows[k]));
-                if (spec.signed_frames()) packet::sig_init(frames.back(), layout, spec.nonce, pl.streams[k]);
-            }
-            q->load_templates(frames);
-            templates = frames;
-        }
-        XskQueue::LoopCtx c;
-        c.burst = spec.burst;
-        c.count = pl.count;
-        c.rate_pps = pl.rate_pps;
-        c.signature = spec.signed_frames();
-        c.layout = packet::sig_layout(spec.frame);
-        c.streams = pl.streams;
-        c.nonce = spec.nonce;
-        c.rx_streams = spec.rx_streams();
-        c.tx_sent = pl.tx_sent;
-        c.rx_result = pl.rx_result;
-        c.templates = std::move(templates);
-        c.frame_len = spec.frame.frame_size - packet::kFcsLen;
-        c.wire_bytes = spec.frame.frame_size;
-        c.yield_when_idle = oversubscribed;
-        c.counters = pl.counters;
-        c.ctl = &ctl;
-        // Worker i on CPU list[(i+1) mod n] (automatic: the first CPU is left to the control
-        // thread), or exactly the CPUs of --cpus in order.
-        const int cpu = cpu0;
-        worker_cpus_.push_back(cpu);
+        XskQueue::LoopCtx c = engine::make_loop_config(spec, pl, ctl, oversubscribed);
+        if (pl.id.dir == stats::Dir::tx) q->load_templates(c.templates);
         const bool tx = pl.id.dir == stats::Dir::tx;
-        threads_.emplace_back([q, c, tx] {
+        spawn(cpu0, [q, c, tx] {
             stats::set_state(*c.counters, stats::WorkerState::running);
             bool ok = true;
             if (tx) ok = q->tx_loop(c);
             else q->rx_loop(c);
             stats::set_state(*c.counters, ok ? stats::WorkerState::finished : stats::WorkerState::failed);
         });
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
     }
+}
+
+void AfxdpBackend::spawn(int cpu, std::function<void()> fn) {
+    worker_cpus_.push_back(cpu);
+    threads_.emplace_back(std::move(fn));
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(threads_.back().native_handle(), sizeof(set), &set);
 }
 
 stats::PortSample AfxdpBackend::port_sample(unsigned i) const {

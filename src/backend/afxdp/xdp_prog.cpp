@@ -36,12 +36,7 @@ XdpMode parse_xdp_mode(const std::string& s) {
 XdpRxProgram::XdpRxProgram(const RxMatch& m) {
     skel_ = lr_xdp_rx__open();
     if (!skel_) throw EnvError(fmt::format("couldn't open the XDP receive program: {}", std::strerror(errno)));
-    skel_->rodata->match_udp = m.udp;
-    skel_->rodata->match_tcp = m.tcp;
-    skel_->rodata->src_port_lo = m.src_port_lo;
-    skel_->rodata->src_port_hi = m.src_port_hi;
-    skel_->rodata->dst_port_lo = m.dst_port_lo;
-    skel_->rodata->dst_port_hi = m.dst_port_hi;
+    apply_match(skel_->rodata, m);
     if (const int err = lr_xdp_rx__load(skel_); err != 0) {
         lr_xdp_rx__destroy(skel_);
         skel_ = nullptr;

@@ -23,6 +23,18 @@ struct RxMatch {
     uint16_t dst_port_lo = 0, dst_port_hi = 65535;
 };
 
+// Programs `m` into a skeleton's read-only data (every linerate XDP program shares the
+// classifier's variables, bpf/lr_classify.bpf.h).
+template <class Rodata>
+void apply_match(Rodata* ro, const RxMatch& m) {
+    ro->match_udp = m.udp;
+    ro->match_tcp = m.tcp;
+    ro->src_port_lo = m.src_port_lo;
+    ro->src_port_hi = m.src_port_hi;
+    ro->dst_port_lo = m.dst_port_lo;
+    ro->dst_port_hi = m.dst_port_hi;
+}
+
 class XdpRxProgram {
 public:
     // Loads the program; does not attach. Throws EnvError with the kernel's reason.

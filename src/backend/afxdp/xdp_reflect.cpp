@@ -16,12 +16,7 @@ namespace lr::afxdp {
 XdpReflector::XdpReflector(const RxMatch& m, const std::string& ifname, unsigned ifindex, XdpMode mode) {
     skel_ = lr_xdp_reflect__open();
     if (!skel_) throw EnvError(fmt::format("couldn't open the XDP reflector: {}", std::strerror(errno)));
-    skel_->rodata->match_udp = m.udp;
-    skel_->rodata->match_tcp = m.tcp;
-    skel_->rodata->src_port_lo = m.src_port_lo;
-    skel_->rodata->src_port_hi = m.src_port_hi;
-    skel_->rodata->dst_port_lo = m.dst_port_lo;
-    skel_->rodata->dst_port_hi = m.dst_port_hi;
+    apply_match(skel_->rodata, m);
     if (const int err = lr_xdp_reflect__load(skel_); err != 0) {
         lr_xdp_reflect__destroy(skel_);
         skel_ = nullptr;

@@ -23,12 +23,7 @@ XdpSink::XdpSink(const RxMatch& m, uint16_t nonce, uint32_t streams, const std::
         throw UsageError(fmt::format("the XDP sink tracks at most {} streams; {} requested", LR_MAX_STREAMS, streams));
     skel_ = lr_xdp_sink__open();
     if (!skel_) throw EnvError(fmt::format("couldn't open the XDP sink: {}", std::strerror(errno)));
-    skel_->rodata->match_udp = m.udp;
-    skel_->rodata->match_tcp = m.tcp;
-    skel_->rodata->src_port_lo = m.src_port_lo;
-    skel_->rodata->src_port_hi = m.src_port_hi;
-    skel_->rodata->dst_port_lo = m.dst_port_lo;
-    skel_->rodata->dst_port_hi = m.dst_port_hi;
+    apply_match(skel_->rodata, m);
     skel_->rodata->run_nonce = nonce;
     skel_->rodata->nstreams = nstreams_;
     if (const int err = lr_xdp_sink__load(skel_); err != 0) {

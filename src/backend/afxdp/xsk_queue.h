@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
-#include "packet/signature.h"
+#include "engine/loop_config.h"
 
 struct xsk_socket;
 struct xsk_umem;
@@ -45,24 +44,8 @@ public:
     // TX: writes frame (i mod frames.size()) into every UMEM chunk, once.
     void load_templates(const std::vector<std::vector<uint8_t>>& frames);
 
-    struct LoopCtx {
-        uint32_t burst = 32;
-        uint64_t count = 0;          // TX: 0 = until stop
-        double rate_pps = 0;         // TX: rate limit, 0 = unlimited
-        uint32_t frame_len = 60;     // TX descriptor length (frame without FCS)
-        uint32_t wire_bytes = 64;    // TX: frame incl. FCS
-        bool yield_when_idle = false;
-        stats::QueueCounters* counters = nullptr;
-        const engine::RunControl* ctl = nullptr;
-        bool signature = false;
-        packet::SigLayout layout;
-        std::vector<uint16_t> streams;  // TX: stream ids of this queue's flows
-        std::vector<std::vector<uint8_t>> templates;  // TX: signed template of each flow
-        uint16_t nonce = 0;
-        uint32_t rx_streams = 0;
-        std::vector<uint64_t>* tx_sent = nullptr;
-        stats::RxResult* rx_result = nullptr;
-    };
+    using LoopCtx = engine::LoopConfig;
+
     // Returns false when a non-transient send error ended the loop.
     bool tx_loop(const LoopCtx& c);
     // Reflector (socket with RX and TX rings): each received linerate frame goes back out

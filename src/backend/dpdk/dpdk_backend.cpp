@@ -35,17 +35,6 @@ bool has_arg(const std::vector<std::string>& v, std::initializer_list<const char
     return false;
 }
 
-std::vector<int> allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    if (cpus.empty()) cpus.push_back(0);
-    return cpus;
-}
-
 uint64_t free_hugepages() {
     uint64_t total = 0;
     for (const char* sz : {"hugepages-2048kB", "hugepages-1048576kB"}) {
@@ -157,7 +146,7 @@ void DpdkBackend::open(const spec::RunSpec& spec) {
     // Request/response and reflector runs serve a queue's TX and RX with one worker.
     const bool paired = spec.outstanding || spec.reflect;
     const unsigned workers = spec.tx_queue_total() + (paired ? 0 : spec.rx_queue_total());
-    const auto cpus = allowed_cpus();
+    const auto cpus = engine::allowed_cpus();
     eal_args_ = effective_eal_args(spec.eal_args, workers, cpus);
     if (!has_arg(eal_args_, {"--no-huge"}) && free_hugepages() == 0)
         throw EnvError(
@@ -266,7 +255,7 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
     const auto& spec = *spec_;
     const uint32_t frame_len = spec.frame.frame_size - packet::kFcsLen;
     const uint32_t rx_room = std::max<uint32_t>(RTE_MBUF_DEFAULT_DATAROOM, spec.frame.frame_size);
-    const bool oversubscribed = allowed_cpus().size() < plans.size() + 1;
+    const bool oversubscribed = engine::allowed_cpus().size() < plans.size() + 1;
     const size_t needed = spec.outstanding || spec.reflect ? spec.tx_queue_total() : plans.size();
     if (needed > lcore_map_.size())
         throw EnvError(fmt::format("{} workers but only {} worker lcores", needed, lcore_map_.size()));
@@ -276,32 +265,14 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
         auto& port = ports_[pl.id.port_index];
         const int socket = rte_eth_dev_socket_id(port.info.id);
         WorkerCtx w;
+        static_cast<engine::LoopConfig&>(w) = engine::make_loop_config(spec, pl, ctl, oversubscribed);
         w.dir = pl.id.dir;
         w.port = port.info.id;
         w.queue = pl.id.queue;
-        w.burst = spec.burst;
-        w.count = pl.count;
-        w.rate_pps = pl.rate_pps;
-        w.signature = spec.signed_frames();
-        w.layout = packet::sig_layout(spec.frame);
-        w.streams = pl.streams;
-        w.nonce = spec.nonce;
-        w.rx_streams = spec.rx_streams();
-        w.tx_sent = pl.tx_sent;
-        w.rx_result = pl.rx_result;
-        w.wire_bytes = spec.frame.frame_size;
-        w.yield_when_idle = oversubscribed;
-        w.counters = pl.counters;
-        w.ctl = &ctl;
         const auto pname = fmt::format("lr{}_{}{}", port.info.id, stats::dir_str(pl.id.dir), pl.id.queue);
         int r;
         if (pl.id.dir == stats::Dir::tx) {
-            std::vector<std::vector<uint8_t>> frames;
-            for (size_t k = 0; k < pl.flows.size(); ++k) {
-                frames.push_back(packet::build_frame(pl.flows[k]));
-                if (spec.signed_frames()) packet::sig_init(frames.back(), w.layout, spec.nonce, pl.streams[k]);
-            }
-            w.templates = frames;
+            const auto& frames = w.templates;
             w.pool = make_pool(pname, spec.effective_mbufs(), frame_len, socket);
             TemplateInit ti{&frames};
             rte_mempool_obj_iter(w.pool, init_tx_mbuf, &ti);
