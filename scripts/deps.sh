@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(
   build-essential pkg-config meson ninja-build git
-  clang llvm bpftool libbpf-dev libxdp-dev xdp-tools libelf-dev zlib1g-dev
+  clang llvm libclang-rt-14-dev bpftool libbpf-dev libxdp-dev xdp-tools libelf-dev zlib1g-dev
   dpdk dpdk-dev libdpdk-dev libnuma-dev
   libgtest-dev googletest libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev

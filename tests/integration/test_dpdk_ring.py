@@ -73,6 +73,17 @@ def null_tx_rate():
     check(any("generator-limited" in n for n in rep["notes"]), f"notes {rep['notes']}")
 
 
+def stuck_device_is_invalid():
+    # Nobody drains ring1: ring0's TX ring fills (1023 frames) and then accepts nothing.
+    _, _, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0", "--count", "1M", "--stall-timeout", "1s"], NO_PCI,
+                       expect_rc=4)
+    check(rep["verdict"]["result"] == "invalid" and "accepted no packet" in rep["verdict"]["reason"],
+          f"verdict {rep['verdict']}")
+    q = rep["queues"][0]
+    check(q["packets"] == 1023, f"counted {q['packets']} sent: only what the device accepted (ring of 1024)")
+    check(q["unsent"] == 32 and q["backpressure"] > 0, f"queue {q}")
+
+
 def ring_jumbo():
     _, _, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0", "--rx", "ring1", "--count", "20000", "--size", "9000"],
                        NO_PCI)
@@ -93,4 +104,5 @@ if __name__ == "__main__":
     r.case("net_null exact count", null_tx_count)
     r.case("net_null duration and intervals", null_tx_duration)
     r.case("net_null paced rate", null_tx_rate)
+    r.case("stuck device: invalid run, honest counts", stuck_device_is_invalid)
     r.finish()
