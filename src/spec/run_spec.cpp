@@ -90,8 +90,6 @@ void RunSpec::validate() const {
         throw UsageError("reflect: one port, receiving and sending on the same queues");
     if (reflect && count) throw UsageError("reflect runs for --duration (or until interrupted), not for a --count");
     if (outstanding) {
-        if (backend != "dpdk") throw UsageError("--outstanding needs --backend dpdk (the afxdp backend cannot yet "
-                                                "send and receive on one interface)");
         if (!signed_frames())
             throw UsageError("--outstanding matches responses by sequence number: the frames must carry a signature");
         for (const auto& t : tx) {

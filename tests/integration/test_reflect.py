@@ -13,10 +13,15 @@ from lrtest import LINERATE, check
 from netns import VethBed, unique
 
 
-def sender(bed, d, extra):
-    r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--tx", "net_af_xdp0", "--rx", "net_af_xdp0", "--json",
-                          f"{d}/s.json"] + extra + ["--", f"--vdev=net_af_xdp0,iface={bed.ifa},busy_budget=0",
-                                                    "--no-pci", "--lcores=0@0,1@1,2@0"], timeout=120)
+def sender(bed, d, extra, backend="dpdk", lcores="0@0,1@1,2@0"):
+    if backend == "afxdp":
+        argv = [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifa, "--cpus", "1",
+                "--json", f"{d}/s.json"] + extra
+    else:
+        argv = [LINERATE, "run", "-q", "--tx", "net_af_xdp0", "--rx", "net_af_xdp0", "--descriptors", "4096",
+                "--json", f"{d}/s.json"] + extra + ["--", f"--vdev=net_af_xdp0,iface={bed.ifa},busy_budget=0",
+                                                    "--no-pci", f"--lcores={lcores}"]
+    r = bed.run(bed.nsa, argv, timeout=120)
     check(r.returncode == 0, f"sender exit {r.returncode}\n{r.stdout}\n{r.stderr}")
     with open(f"{d}/s.json") as f:
         return json.load(f)
@@ -60,11 +65,11 @@ def round_trip_vs_ping():
     check(lat["p50_ns"] <= ping_avg_ns, f"RTT p50 {lat['p50_ns']} ns vs ping average {ping_avg_ns:.0f} ns")
 
 
-def transactions(outstanding):
+def transactions(outstanding, backend="dpdk"):
     n = 20_000
     res = {}
     with_reflector(lambda bed, d: res.update(rep=sender(bed, d, ["--count", str(n), "--outstanding",
-                                                                 str(outstanding)])))
+                                                                 str(outstanding)], backend)))
     rep = res["rep"]
     t = rep["transactions"]
     check(t["answered"] == n and t["timeouts"] == 0, f"transactions {t}")
@@ -73,9 +78,9 @@ def transactions(outstanding):
           f"transactions/s x mean RTT = {inflight:.2f}, outstanding {outstanding}")
 
 
-def timeouts_without_reflector():
+def timeouts_without_reflector(backend="dpdk"):
     with VethBed(unique("lxt")) as bed, tempfile.TemporaryDirectory() as d:
-        rep = sender(bed, d, ["--count", "50", "--outstanding", "1", "--response-timeout", "20ms"])
+        rep = sender(bed, d, ["--count", "50", "--outstanding", "1", "--response-timeout", "20ms"], backend)
         t = rep["transactions"]
         check(t["answered"] == 0 and t["timeouts"] == 50, f"transactions {t}")
 
@@ -91,14 +96,17 @@ def user_space_reflector(backend):
                     "--lcores=0@1,1@0"]
         refl = bed.start(bed.nsb, cmd)
         bed.wait_xdp(bed.nsb, bed.ifb, refl)
-        rep = sender(bed, d, ["--count", str(n), "--rate", "100k"])
+        # Both sender lcores on CPU 1: CPU 0 is the user-space reflector's (two shared cores).
+        rep = sender(bed, d, ["--count", str(n), "--rate", "100k"], lcores="0@0,1@1,2@1")
         refl.send_signal(signal.SIGINT)
         out, _ = refl.communicate(timeout=30)
         check(refl.returncode == 0, f"reflector exit {refl.returncode}: {out}")
         with open(f"{d}/refl.json") as f:
             rr = json.load(f)
     s = rep["streams"][0]
-    check(s["received"] == n and s["lost"] == 0, f"sender stream {s}")
+    check(s["received"] == n and s["lost"] == 0,
+          f"sender stream {s}; reflector rx {rr['totals']['rx']['packets']} tx {rr['totals']['tx']['packets']} "
+          f"unsent {rr['totals']['tx_unsent']} ports {rr['port_counters']}")
     check(rep["latency"]["kind"] == "round-trip" and rep["latency"]["min_ns"] > 0, f"latency {rep['latency']}")
     check(rr["totals"]["rx"]["packets"] == n and rr["totals"]["tx"]["packets"] == n,
           f"reflector received {rr['totals']['rx']['packets']}, reflected {rr['totals']['tx']['packets']}")
@@ -109,9 +117,12 @@ if __name__ == "__main__":
     lrtest.need_root_and_hugepages()
     r = lrtest.Results()
     r.case("XDP reflector: all back, RTT <= ping", round_trip_vs_ping)
-    r.case("ping-pong (1 outstanding): Little's law", transactions, 1)
-    r.case("8 outstanding: Little's law", transactions, 8)
+    r.case("dpdk ping-pong (1 outstanding): Little's law", transactions, 1)
+    r.case("dpdk 8 outstanding: Little's law", transactions, 8)
     r.case("no reflector: every request times out", timeouts_without_reflector)
+    r.case("afxdp ping-pong: Little's law", transactions, 1, "afxdp")
+    r.case("afxdp 16 outstanding: Little's law", transactions, 16, "afxdp")
+    r.case("afxdp, no reflector: every request times out", timeouts_without_reflector, "afxdp")
     r.case("user-space reflector, afxdp", user_space_reflector, "afxdp")
     r.case("user-space reflector, dpdk", user_space_reflector, "dpdk")
     r.finish()

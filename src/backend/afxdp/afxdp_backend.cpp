@@ -119,7 +119,7 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
     const unsigned l3 = f.frame_size - 18 - (f.vlan ? 4 : 0);
     for (auto& p : ports_) {
         const auto& nd = p.nd;
-        if (p.ntx && p.nrx && !spec.reflect)
+        if (p.ntx && p.nrx && !spec.reflect && !spec.outstanding)
             throw UsageError(fmt::format("afxdp: {} is named with both --tx and --rx; one AF_XDP socket per queue "
                                          "cannot be shared by two workers yet (use two interfaces, e.g. a veth pair)",
                                          nd.name));
@@ -163,13 +163,14 @@ void AfxdpBackend::open(const spec::RunSpec& spec) {
             for (uint16_t q = 0; q < p.nrx; ++q) {
                 xc.queue = q;
                 xc.rx = true;
-                xc.tx = spec.reflect;  // a reflector sends from the receiving socket
+                xc.tx = spec.reflect || (spec.outstanding && p.ntx);  // one socket sends and receives
+                xc.rx_first_chunk = spec.outstanding && p.ntx ? xc.frames / 2 : 0;
                 p.rxq.push_back(std::make_unique<XskQueue>(xc));
                 p.prog->add_socket(q, p.rxq.back()->fd());
             }
             p.prog->attach(p.nd.name, p.nd.ifindex, xmode);  // sockets are in the map before traffic flows
         }
-        for (uint16_t q = 0; q < p.ntx && !spec.reflect; ++q) {
+        for (uint16_t q = 0; q < p.ntx && !spec.reflect && !(spec.outstanding && p.nrx); ++q) {
             xc.queue = q;
             xc.rx = false;
             xc.tx = true;
@@ -203,14 +204,26 @@ void AfxdpBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::
         // Worker i on CPU list[(i+1) mod n] (automatic: the first CPU is left to the control
         // thread), or exactly the CPUs of --cpus in order.
         const int cpu0 = spec.cpus.empty() ? cpus[(i + 1) % cpus.size()] : cpus[i % cpus.size()];
-        if (spec.reflect) {
-            // One thread per queue: the TX plan runs the reflector with the RX plan's counters.
+        if (spec.reflect || (spec.outstanding && port.txq.empty())) {
+            // One thread per queue: the TX plan runs the reflector or the request/response
+            // loop with the RX plan's counters, on the queue's single socket.
             if (pl.id.dir == stats::Dir::rx) continue;
             const auto rx_plan = std::find_if(plans.begin(), plans.end(), [&](const engine::WorkerPlan& x) {
                 return x.id.dir == stats::Dir::rx && x.id.port_index == pl.id.port_index && x.id.queue == pl.id.queue;
             });
             XskQueue* q = port.rxq[pl.id.queue].get();
             XskQueue::LoopCtx c = engine::make_loop_config(spec, pl, ctl, oversubscribed);
+            if (spec.outstanding) {
+                q->load_templates(c.templates);
+                XskQueue::LoopCtx rcfg = engine::make_loop_config(spec, *rx_plan, ctl, oversubscribed);
+                spawn(cpu0, [q, c, rcfg, n = spec.outstanding, t = spec.response_timeout_s] {
+                    stats::set_state(*c.counters, stats::WorkerState::running);
+                    q->rr_loop(c, rcfg, n, t);
+                    if (c.counters->state.load() != static_cast<uint32_t>(stats::WorkerState::finished))
+                        stats::set_state(*c.counters, stats::WorkerState::finished);
+                });
+                continue;
+            }
             stats::QueueCounters* rxc = rx_plan->counters;
             spawn(cpu0, [q, c, rxc] {
                 stats::set_state(*c.counters, stats::WorkerState::running);

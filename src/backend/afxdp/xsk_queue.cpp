@@ -89,11 +89,11 @@ XskQueue::XskQueue(const XskConfig& cfg) : cfg_(cfg), r_(new Rings) {
     if (cfg.rx) {
         // Hand chunks to the kernel now, before the XDP program is attached, so the first
         // frames never find an empty fill ring.
-        const uint32_t n = std::min(cfg.frames, 2 * cfg.ring);
+        const uint32_t n = std::min(cfg.frames - cfg.rx_first_chunk, 2 * cfg.ring);
         uint32_t idx = 0;
         const uint32_t got = xsk_ring_prod__reserve(&r_->fill, n, &idx);
         for (uint32_t i = 0; i < got; ++i)
-            *xsk_ring_prod__fill_addr(&r_->fill, idx + i) = static_cast<uint64_t>(i) * kChunk;
+            *xsk_ring_prod__fill_addr(&r_->fill, idx + i) = static_cast<uint64_t>(cfg.rx_first_chunk + i) * kChunk;
         xsk_ring_prod__submit(&r_->fill, got);
     }
 }
@@ -307,6 +307,104 @@ void XskQueue::reflect_loop(const LoopCtx& c, stats::QueueCounters& rxc) {
         stats::publish(rxc.last_pkt_ns, last);
     }
     stats::set_state(rxc, stats::WorkerState::finished);
+}
+
+void XskQueue::rr_loop(const LoopCtx& c, const LoopCtx& rcfg, uint32_t outstanding, double timeout_s) {
+    auto& tc = *c.counters;
+    auto& rc = *rcfg.counters;
+    stats::set_state(rc, stats::WorkerState::running);
+    auto* umem = static_cast<uint8_t*>(umem_area_);
+    engine::TxSigner signer(c.signature, c.layout, c.streams, c.templates);
+    stats::RxMeasure meas(rcfg.signature, rcfg.nonce, rcfg.rx_streams, rcfg.rx_result);
+    engine::Pacer pacer(c.rate_pps);
+    pacer.start();
+    std::vector<uint64_t> free_tx;
+    for (uint32_t i = cfg_.rx_first_chunk; i-- > 0;) free_tx.push_back(static_cast<uint64_t>(i) * kChunk);
+    uint64_t submitted = 0, completed = 0, timeouts = 0, polls = 0, rpkts = 0, rbytes = 0, first = 0, last = 0;
+    uint64_t errs = 0, answered_seen = 0, last_progress = stats::now_ns();
+    const uint64_t timeout_ns = static_cast<uint64_t>(timeout_s * 1e9);
+    const int sfd = fd();
+    bool tx_done = false;
+    while (!rcfg.ctl->stop_rx.load(std::memory_order_relaxed)) {
+        ++polls;
+        uint32_t idx = 0;
+        const uint32_t nc = xsk_ring_cons__peek(&r_->comp, 2 * cfg_.ring, &idx);
+        for (uint32_t i = 0; i < nc; ++i) free_tx.push_back(*xsk_ring_cons__comp_addr(&r_->comp, idx + i));
+        if (nc) xsk_ring_cons__release(&r_->comp, nc);
+        completed += nc;
+        const uint32_t n = xsk_ring_cons__peek(&r_->rx, c.burst, &idx);
+        if (n) {
+            last = stats::now_ns();
+            if (!first) first = last;
+            meas.burst_time(last);
+            uint32_t fidx = 0;
+            while (xsk_ring_prod__reserve(&r_->fill, n, &fidx) != n)
+                if (rcfg.ctl->stop_rx.load(std::memory_order_relaxed)) break;
+            for (uint32_t i = 0; i < n; ++i) {
+                const xdp_desc* d = xsk_ring_cons__rx_desc(&r_->rx, idx + i);
+                rbytes += d->len + 4ull;
+                meas.frame(umem + xsk_umem__add_offset_to_addr(d->addr), d->len);
+                *xsk_ring_prod__fill_addr(&r_->fill, fidx + i) = xsk_umem__extract_addr(d->addr);
+            }
+            xsk_ring_prod__submit(&r_->fill, n);
+            xsk_ring_cons__release(&r_->rx, n);
+            rpkts += n;
+            stats::publish(rc.packets, rpkts);
+            stats::publish(rc.bytes, rbytes);
+            meas.publish(rc);
+        } else if (xsk_ring_prod__needs_wakeup(&r_->fill)) {
+            recvfrom(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+        }
+        const uint64_t answered = meas.unique() + timeouts;
+        const uint64_t now = n ? last : stats::now_ns();
+        if (answered != answered_seen) {
+            answered_seen = answered;
+            last_progress = now;
+        }
+        const uint64_t inflight = submitted > answered ? submitted - answered : 0;
+        if (inflight && now - last_progress > timeout_ns) {
+            timeouts += inflight;  // unanswered for too long: lost, stop waiting for them
+            last_progress = now;
+            stats::publish(tc.timeouts, timeouts);
+        }
+        if (!tx_done && c.ctl->stop_tx.load(std::memory_order_relaxed)) tx_done = true;
+        if (!tx_done) {
+            uint64_t want = inflight < outstanding ? outstanding - inflight : 0;
+            want = std::min<uint64_t>({want, c.burst, free_tx.size()});
+            if (c.count) want = std::min<uint64_t>(want, c.count - submitted);
+            if (pacer.limited()) want = pacer.allowance(submitted, static_cast<uint32_t>(want));
+            uint32_t tidx = 0;
+            const uint32_t got = want ? xsk_ring_prod__reserve(&r_->tx, static_cast<uint32_t>(want), &tidx) : 0;
+            if (got) signer.begin_burst();
+            for (uint32_t i = 0; i < got; ++i) {
+                xdp_desc* d = xsk_ring_prod__tx_desc(&r_->tx, tidx + i);
+                d->addr = free_tx.back();
+                free_tx.pop_back();
+                d->len = c.frame_len;
+                d->options = 0;
+                signer.stamp(umem + d->addr);
+            }
+            if (got) xsk_ring_prod__submit(&r_->tx, got);
+            submitted += got;
+            if (c.count && submitted == c.count) tx_done = true;
+        }
+        if (xsk_ring_prod__needs_wakeup(&r_->tx) && sendto(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0) ++errs;
+        stats::publish(tc.packets, completed);
+        stats::publish(tc.bytes, completed * c.wire_bytes);
+        stats::publish(tc.tx_errors, errs);
+        stats::publish(tc.polls, polls);
+        stats::publish(rc.polls, polls);
+        if (tx_done && completed == submitted &&
+            tc.state.load(std::memory_order_relaxed) != static_cast<uint32_t>(stats::WorkerState::finished))
+            stats::set_state(tc, stats::WorkerState::finished);
+    }
+    stats::publish(tc.unsent, submitted - completed);
+    if (c.tx_sent) *c.tx_sent = signer.sent();
+    if (first) {
+        stats::publish(rc.first_pkt_ns, first);
+        stats::publish(rc.last_pkt_ns, last);
+    }
+    stats::set_state(rc, stats::WorkerState::finished);
 }
 
 void XskQueue::rx_loop(const LoopCtx& c) {

@@ -27,6 +27,8 @@ struct XskConfig {
     uint32_t ring = 1024;     // RX/TX ring size; fill and completion rings are twice that
     uint32_t frames = 4096;   // UMEM chunks
     CopyMode mode = CopyMode::auto_mode;
+    // Request/response: TX sends from chunks [0, rx_first_chunk), RX fills the rest.
+    uint32_t rx_first_chunk = 0;
 };
 
 class XskQueue {
@@ -52,6 +54,9 @@ public:
     // from its own UMEM chunk with addresses and ports swapped. `c.counters` are the TX
     // counters (reflected), `rx` the RX counters (received).
     void reflect_loop(const LoopCtx& c, stats::QueueCounters& rx);
+    // Request/response on this socket: send requests (TX config `c`), receive the reflected
+    // responses (RX config `r`), at most `outstanding` unanswered; see docs/measurement.md.
+    void rr_loop(const LoopCtx& c, const LoopCtx& r, uint32_t outstanding, double timeout_s);
     void rx_loop(const LoopCtx& c);
 
 private:
