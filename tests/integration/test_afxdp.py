@@ -132,6 +132,16 @@ def cleanup_after_signal(sig):
         check(r.returncode == 0, f"next run after {sig.name}: exit {r.returncode}\n{r.stdout}{r.stderr}")
 
 
+def zero_copy_refused_clearly():
+    """veth has no zero-copy AF_XDP: asking for it is a clear error (auto falls back to copy)."""
+    with VethBed(unique("lxz"), same_ns=True) as bed:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "300ms",
+                              "--nonce", NONCE, "--xsk-mode", "zero-copy"], timeout=60)
+        check(r.returncode == 3, f"exit {r.returncode}, expected 3\n{r.stdout}{r.stderr}")
+        check("zero-copy" in r.stderr and "--xsk-mode auto or copy" in r.stderr, r.stderr)
+        check(not bed.xdp_attached(bed.nsa, bed.ifb), "nothing left attached after the refusal")
+
+
 def foreign_program_refused():
     with VethBed(unique("lxe"), same_ns=True) as bed:
         obj = os.path.join(os.path.dirname(LINERATE), "..", "bpf", "xdp_rx.bpf.o")
@@ -160,4 +170,5 @@ if __name__ == "__main__":
     r.case("cleanup after SIGINT", cleanup_after_signal, signal.SIGINT)
     r.case("cleanup after SIGKILL", cleanup_after_signal, signal.SIGKILL)
     r.case("foreign XDP program refused, untouched", foreign_program_refused)
+    r.case("zero-copy on veth: clear error, nothing attached", zero_copy_refused_clearly)
     r.finish()

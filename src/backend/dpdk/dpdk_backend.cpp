@@ -238,11 +238,15 @@ rte_mempool* DpdkBackend::make_pool(const std::string& name, uint32_t n, uint32_
 
 struct TemplateInit {
     const std::vector<std::vector<uint8_t>>* frames;
+    bool layout_ok = true;  // frame data at mbuf + sizeof(rte_mbuf) + headroom (the TX loop relies on it)
 };
 
 void init_tx_mbuf(rte_mempool*, void* opaque, void* obj, unsigned idx) {
     const auto& frames = *static_cast<TemplateInit*>(opaque)->frames;
     auto* m = static_cast<rte_mbuf*>(obj);
+    auto* ti = static_cast<TemplateInit*>(opaque);
+    if (rte_pktmbuf_mtod(m, uint8_t*) != reinterpret_cast<uint8_t*>(m) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM)
+        ti->layout_ok = false;
     const auto& f = frames[idx % frames.size()];
     std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), f.data(), f.size());
     m->data_len = static_cast<uint16_t>(f.size());
@@ -276,6 +280,8 @@ void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::R
             w.pool = make_pool(pname, spec.effective_mbufs(), frame_len, socket);
             TemplateInit ti{&frames};
             rte_mempool_obj_iter(w.pool, init_tx_mbuf, &ti);
+            if (!ti.layout_ok)
+                throw EnvError("unexpected mbuf layout in this DPDK build (frame data not right after the header)");
             r = rte_eth_tx_queue_setup(port.info.id, pl.id.queue, static_cast<uint16_t>(spec.ring_size()), socket,
                                        nullptr);
         } else {
