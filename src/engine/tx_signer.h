@@ -20,8 +20,9 @@ public:
     // timestamp zero). Disabled when `enabled` is false or the frame kind has no room.
     TxSigner(bool enabled, const packet::SigLayout& l, const std::vector<uint16_t>& streams,
              const std::vector<std::vector<uint8_t>>& templates)
-        : on_(enabled && l.level != packet::SigLevel::none), l_(l), seqs_(streams.size(), 0),
-          base_(streams.size(), 0) {
+        : on_(enabled && l.level != packet::SigLevel::none), single_(streams.size() == 1),
+          udp_seq_ts_(!l.tcp && l.level == packet::SigLevel::seq_ts && l.ts_off == l.seq_off + 6), l_(l),
+          seqs_(streams.size(), 0), base_(streams.size(), 0) {
         uint16_t top = 0;
         for (auto s : streams) top = std::max(top, s);
         slot_.assign(static_cast<size_t>(top) + 1, 0);
@@ -37,6 +38,7 @@ public:
 
     void begin_burst() {
         const uint64_t ts = stats::now_ns() & ((uint64_t(1) << 48) - 1);
+        ts_ = ts;
         for (int i = 0; i < 6; ++i) ts_bytes_[i] = static_cast<uint8_t>(ts >> (40 - 8 * i));
         ts_sum_ = l_.level == packet::SigLevel::seq_ts
                       ? static_cast<uint32_t>((ts >> 32) + ((ts >> 16) & 0xffff) + (ts & 0xffff))
@@ -45,11 +47,21 @@ public:
 
     // Writes the next sequence of the frame's stream, the burst timestamp and the checksum.
     void stamp(uint8_t* f) {
-        const uint32_t k = slot(f);
+        // One flow per queue (the default): no need to read the frame to find its stream,
+        // so stamping is stores only.
+        const uint32_t k = single_ ? 0 : slot(f);
         const uint64_t seq = seqs_[k]++;
         uint32_t sum = base_[k] + ts_sum_;
         uint8_t* sp = f + l_.seq_off;
-        if (l_.seq_bits == 32) {
+        if (udp_seq_ts_) {
+            // UDP: 48-bit sequence then 48-bit timestamp, 12 contiguous bytes: two stores.
+            sum += static_cast<uint32_t>((seq >> 32) & 0xffff) + static_cast<uint32_t>((seq >> 16) & 0xffff) +
+                   static_cast<uint32_t>(seq & 0xffff);
+            const uint64_t hi = __builtin_bswap64((seq << 16) | (ts_ >> 32));
+            const uint32_t lo = __builtin_bswap32(static_cast<uint32_t>(ts_));
+            std::memcpy(sp, &hi, 8);
+            std::memcpy(sp + 8, &lo, 4);
+        } else if (l_.seq_bits == 32) {
             sum += static_cast<uint32_t>((seq >> 16) & 0xffff) + static_cast<uint32_t>(seq & 0xffff);
             for (int i = 0; i < 4; ++i) sp[i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
         } else {
@@ -57,7 +69,7 @@ public:
                    static_cast<uint32_t>(seq & 0xffff);
             for (int i = 0; i < 6; ++i) sp[i] = static_cast<uint8_t>(seq >> (40 - 8 * i));
         }
-        if (l_.level == packet::SigLevel::seq_ts) std::memcpy(f + l_.ts_off, ts_bytes_, 6);
+        if (!udp_seq_ts_ && l_.level == packet::SigLevel::seq_ts) std::memcpy(f + l_.ts_off, ts_bytes_, 6);
         sum = (sum & 0xffff) + (sum >> 16);
         sum = (sum & 0xffff) + (sum >> 16);
         uint16_t c = static_cast<uint16_t>(~sum);
@@ -82,11 +94,14 @@ private:
         return s < slot_.size() ? slot_[s] : 0;
     }
     bool on_;
+    bool single_;
+    bool udp_seq_ts_;
     packet::SigLayout l_;
     std::vector<uint64_t> seqs_, unsent_;
     std::vector<uint32_t> base_;
     std::vector<uint32_t> slot_;
     uint8_t ts_bytes_[6] = {};
+    uint64_t ts_ = 0;
     uint32_t ts_sum_ = 0;
 };
 

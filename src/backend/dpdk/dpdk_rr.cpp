@@ -60,7 +60,10 @@ void rr_loop(const WorkerCtx& w) {
             answered_seen = answered;
             last_progress = now;
         }
-        const uint64_t inflight = sent + npend - answered;
+        // A response that arrives after its request was written off counts in both: guard
+        // against answered exceeding what was issued.
+        const uint64_t issued = sent + npend;
+        const uint64_t inflight = issued > answered ? issued - answered : 0;
         if (inflight > npend && now - last_progress > timeout_ns) {
             timeouts += inflight - npend;  // unanswered for too long: lost, stop waiting
             last_progress = now;

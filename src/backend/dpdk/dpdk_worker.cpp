@@ -11,7 +11,6 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <rte_prefetch.h>
 #include <sched.h>
 
 namespace lr::dpdk {
@@ -52,14 +51,10 @@ void tx_loop(const WorkerCtx& w) {
             if (rte_mempool_get_bulk(w.pool, reinterpret_cast<void**>(pend + npend), want - npend) == 0) {
                 if (signer.on()) {  // new frames only: re-offered ones keep their stamp
                     // The frame data follows the mbuf header at a fixed offset (pools are made
-                    // without private area): no header read, and every line prefetched first.
-                    uint8_t* data[kMaxBurst];
-                    for (uint32_t i = npend; i < want; ++i) {
-                        data[i] = reinterpret_cast<uint8_t*>(pend[i]) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
-                        rte_prefetch0(data[i] + w.layout.l4_off);
-                    }
+                    // without private area): no mbuf header read.
                     signer.begin_burst();
-                    for (uint32_t i = npend; i < want; ++i) signer.stamp(data[i]);
+                    for (uint32_t i = npend; i < want; ++i)
+                        signer.stamp(reinterpret_cast<uint8_t*>(pend[i]) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM);
                 }
                 npend = want;
             } else {
