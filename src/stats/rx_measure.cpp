@@ -5,13 +5,12 @@ namespace lr::stats {
 void RxMeasure::on_ours(const packet::SigInfo& r) {
     ++ours_;
     auto& st = out_->streams[r.stream];
-    const auto before = st.seq.counts();
-    st.seq.add(st.seq.extend(r.seq, r.seq_bits));
-    const auto& after = st.seq.counts();
-    unique_ += after.received - before.received;
-    dup_ += after.duplicates - before.duplicates;
-    reordered_ += after.reordered - before.reordered;
-    late_ += after.late - before.late;
+    switch (st.seq.add(st.seq.extend(r.seq, r.seq_bits))) {
+        case SeqTracker::Arrival::in_order: ++unique_; break;
+        case SeqTracker::Arrival::reordered: ++unique_, ++reordered_; break;
+        case SeqTracker::Arrival::duplicate: ++dup_; break;
+        case SeqTracker::Arrival::late: ++late_; break;
+    }
     if (r.has_ts) {
         const uint64_t lat = (now48_ - r.ts_ns) & kTsMask;
         if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it

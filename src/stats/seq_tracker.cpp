@@ -30,33 +30,34 @@ void SeqTracker::clear_range(uint64_t from, uint64_t to) {
     }
 }
 
-void SeqTracker::add(uint64_t s) {
+SeqTracker::Arrival SeqTracker::add(uint64_t s) {
     if (!c_.any) {
         c_.any = true;
         c_.highest = s;
         clear_range(s >= kWindow ? s - kWindow : 0, s + 1);
         mark(s);
         ++c_.received;
-        return;
+        return Arrival::in_order;
     }
     if (s > c_.highest) {
         clear_range(c_.highest + 1, s + 1);  // forget what fell out of the ring
         c_.highest = s;
         mark(s);
         ++c_.received;
-        return;
+        return Arrival::in_order;
     }
     if (c_.highest - s >= kWindow) {
         ++c_.late;
-        return;
+        return Arrival::late;
     }
     if (seen(s)) {
         ++c_.duplicates;
-        return;
+        return Arrival::duplicate;
     }
     mark(s);
     ++c_.received;
     ++c_.reordered;
+    return Arrival::reordered;
 }
 
 }  // namespace lr::stats

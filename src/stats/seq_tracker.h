@@ -23,8 +23,9 @@ public:
 
     // Extends a `bits`-wide wire sequence to 64 bits around the highest seen so far.
     uint64_t extend(uint64_t wire, unsigned bits) const;
-    // Records one arrival of (64-bit) sequence `s`.
-    void add(uint64_t s);
+    enum class Arrival : uint8_t { in_order, reordered, duplicate, late };
+    // Records one arrival of (64-bit) sequence `s` and says what it was.
+    Arrival add(uint64_t s);
     const Counts& counts() const { return c_; }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.

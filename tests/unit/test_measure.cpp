@@ -30,6 +30,17 @@ TEST(SeqTracker, GapsAreLoss) {
     EXPECT_EQ(first_lost.gaps(), 5u);
 }
 
+TEST(SeqTracker, AddSaysWhatArrived) {
+    using A = SeqTracker::Arrival;
+    SeqTracker t;
+    EXPECT_EQ(t.add(0), A::in_order);
+    EXPECT_EQ(t.add(2), A::in_order);
+    EXPECT_EQ(t.add(1), A::reordered);
+    EXPECT_EQ(t.add(1), A::duplicate);
+    EXPECT_EQ(t.add(2 + SeqTracker::kWindow + 5), A::in_order);
+    EXPECT_EQ(t.add(3), A::late);
+}
+
 TEST(SeqTracker, SwappedPairsAreReorderedNotLost) {
     SeqTracker t;
     for (uint64_t s = 0; s < 1000; s += 2) {
