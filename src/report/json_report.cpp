@@ -37,7 +37,9 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                              {"tx", rates(row.tx)},
                              {"rx", rates(row.rx)},
                              {"drops", row.drops},
-                             {"backpressure", row.backpressure}});
+                             {"backpressure", row.backpressure},
+                             {"rx_ours", row.rx_ours},
+                             {"seq_gaps", row.seq_gaps}});
     j["intervals"] = std::move(intervals);
 
     auto queues = nlohmann::json::array();

@@ -5,9 +5,18 @@ namespace lr::stats {
 void RxMeasure::on_ours(const packet::SigInfo& r) {
     ++ours_;
     auto& st = out_->streams[r.stream];
-    switch (st.seq.add(st.seq.extend(r.seq, r.seq_bits))) {
-        case SeqTracker::Arrival::in_order: ++unique_; break;
-        case SeqTracker::Arrival::reordered: ++unique_, ++reordered_; break;
+    const uint64_t s = st.seq.extend(r.seq, r.seq_bits);
+    const auto& c = st.seq.counts();
+    const uint64_t next = c.any ? c.highest + 1 : 0;  // the sequence expected in order
+    switch (st.seq.add(s)) {
+        case SeqTracker::Arrival::in_order:
+            ++unique_;
+            gaps_ += s - next;  // sequences skipped (0 when in order)
+            break;
+        case SeqTracker::Arrival::reordered:
+            ++unique_, ++reordered_;
+            if (gaps_) --gaps_;  // it fills a gap counted earlier
+            break;
         case SeqTracker::Arrival::duplicate: ++dup_; break;
         case SeqTracker::Arrival::late: ++late_; break;
     }
@@ -29,6 +38,7 @@ void RxMeasure::publish(QueueCounters& c) const {
     stats::publish(c.rx_dup, dup_);
     stats::publish(c.rx_reordered, reordered_);
     stats::publish(c.rx_late, late_);
+    stats::publish(c.rx_gaps, gaps_);
 }
 
 }  // namespace lr::stats

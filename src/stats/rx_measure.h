@@ -62,7 +62,7 @@ private:
     RxResult* out_;
     uint64_t now48_ = 0;
     uint64_t ours_ = 0, foreign_ = 0, malformed_ = 0, stale_ = 0;
-    uint64_t dup_ = 0, reordered_ = 0, late_ = 0, unique_ = 0;
+    uint64_t dup_ = 0, reordered_ = 0, late_ = 0, unique_ = 0, gaps_ = 0;
 };
 
 }  // namespace lr::stats

@@ -25,6 +25,7 @@ QueueSample read(const QueueCounters& c) {
     s.rx_dup = c.rx_dup.load(r);
     s.rx_reordered = c.rx_reordered.load(r);
     s.rx_late = c.rx_late.load(r);
+    s.rx_gaps = c.rx_gaps.load(r);
     s.first_pkt_ns = c.first_pkt_ns.load(r);
     s.last_pkt_ns = c.last_pkt_ns.load(r);
     s.state = static_cast<WorkerState>(c.state.load(std::memory_order_acquire));
@@ -49,6 +50,7 @@ Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d) {
         t.dup += q.rx_dup;
         t.reordered += q.rx_reordered;
         t.late += q.rx_late;
+        t.gaps += q.rx_gaps;
     }
     return t;
 }
@@ -87,6 +89,10 @@ IntervalRow interval(const std::vector<QueueId>& ids, const Snapshot& prev, cons
         r.packets += delta(a.packets, b.packets, "packets", where, violations);
         r.bytes += delta(a.bytes, b.bytes, "bytes", where, violations);
         row.backpressure += delta(a.backpressure, b.backpressure, "backpressure", where, violations);
+        if (ids[i].dir == Dir::rx) {
+            row.rx_ours += delta(a.rx_ours, b.rx_ours, "test frames", where, violations);
+            row.seq_gaps += b.rx_gaps;  // a level, not a counter: reordered frames fill gaps
+        }
     }
     for (size_t p = 0; p < cur.ports.size() && p < prev.ports.size(); ++p)
         row.drops += delta(prev.ports[p].drops(), cur.ports[p].drops(), "drops", fmt::format("port {}", p),

@@ -23,7 +23,7 @@ struct QueueSample {
     uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0, tx_errors = 0, timeouts = 0;
     uint64_t start_ns = 0, end_ns = 0, first_pkt_ns = 0, last_pkt_ns = 0;
     uint64_t rx_ours = 0, rx_unique = 0, rx_foreign = 0, rx_stale = 0, rx_malformed = 0;
-    uint64_t rx_dup = 0, rx_reordered = 0, rx_late = 0;
+    uint64_t rx_dup = 0, rx_reordered = 0, rx_late = 0, rx_gaps = 0;
     WorkerState state = WorkerState::starting;
 };
 
@@ -62,6 +62,7 @@ struct Rates {
 struct Totals {
     uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, unsent = 0;
     uint64_t ours = 0, unique = 0, foreign = 0, stale = 0, malformed = 0, dup = 0, reordered = 0, late = 0;
+    uint64_t gaps = 0;
 };
 
 // Sum of the queues of one direction.
@@ -73,6 +74,8 @@ struct IntervalRow {
     Rates tx, rx;
     uint64_t drops = 0;         // port-level drop counters, delta
     uint64_t backpressure = 0;  // TX partial bursts, delta
+    uint64_t rx_ours = 0;       // test frames of this run received, delta
+    uint64_t seq_gaps = 0;      // receivers' open sequence gaps at the end of the interval (running loss)
 };
 
 // Delta between two snapshots. Appends a message to `violations` for every counter that

@@ -42,6 +42,10 @@ def run_fault(fault, rx_mode="socket"):
             rep = json.load(f)
     streams = rep["streams"]
     check(len(streams) == 1, f"one stream expected: {streams}")
+    # The live series' running loss must end where the final per-stream count does.
+    if rx_mode == "socket":
+        check(rep["intervals"][-1]["seq_gaps"] == streams[0]["lost"],
+              f"last interval seq_gaps {rep['intervals'][-1]['seq_gaps']} vs lost {streams[0]['lost']}")
     return streams[0], rep["totals"]["rx_classes"]
 
 
