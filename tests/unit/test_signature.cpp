@@ -209,3 +209,24 @@ TEST(Reflect, LeavesForeignAndTruncatedFramesAlone) {
         EXPECT_EQ(g, f);
     }
 }
+
+TEST(TxSigner, BurstStampEqualsPerPacketStamp) {
+    for (L4 l4 : {L4::udp, L4::tcp}) {
+        auto s = spec(64, l4);
+        const auto l = sig_layout(s);
+        std::vector<std::vector<uint8_t>> tpl = {signed_frame(s, 0x7777, 4)};
+        lr::engine::TxSigner a(true, l, {4}, tpl), b(true, l, {4}, tpl);
+        std::vector<std::vector<uint8_t>> fa(40, tpl[0]), fb(40, tpl[0]);
+        a.begin_burst();
+        b.begin_burst();
+        for (auto& f : fa) a.stamp(f.data());
+        b.stamp_burst([&](uint32_t i) { return fb[i].data(); }, 0, 40);
+        for (size_t i = 0; i < 40; ++i) {
+            // Same sequence and checksum; the timestamps may differ by the clock between reads.
+            EXPECT_EQ(sig_classify(fb[i].data(), fb[i].size(), 0x7777, 8).cls, FrameClass::ours) << i;
+            EXPECT_EQ(sig_classify(fb[i].data(), fb[i].size(), 0x7777, 8).seq, i);
+            EXPECT_EQ(sig_classify(fa[i].data(), fa[i].size(), 0x7777, 8).seq, i);
+        }
+        EXPECT_EQ(a.sent(), b.sent());
+    }
+}

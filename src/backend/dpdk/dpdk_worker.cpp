@@ -53,8 +53,11 @@ void tx_loop(const WorkerCtx& w) {
                     // The frame data follows the mbuf header at a fixed offset (pools are made
                     // without private area): no mbuf header read.
                     signer.begin_burst();
-                    for (uint32_t i = npend; i < want; ++i)
-                        signer.stamp(reinterpret_cast<uint8_t*>(pend[i]) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM);
+                    signer.stamp_burst(
+                        [&pend](uint32_t i) {
+                            return reinterpret_cast<uint8_t*>(pend[i]) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
+                        },
+                        npend, want);
                 }
                 npend = want;
             } else {
