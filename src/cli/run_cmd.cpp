@@ -177,7 +177,6 @@ spec::RunSpec to_spec(const RunOptions& o) {
     if (!o.rate.empty()) s.rate_pps = static_cast<double>(spec::parse_count(o.rate, "--rate"));
     if (!o.duration.empty()) {
         s.duration_s = spec::parse_duration(o.duration, "--duration");
-        s.duration_given = true;
     } else if (s.count && !s.tx.empty()) {
         s.duration_s = 3600;  // the count bounds the run; the watchdog catches a stuck device
     }

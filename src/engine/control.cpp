@@ -68,37 +68,33 @@ LatencySummary summarize(const stats::LatencyHistogram& h) {
 
 std::vector<StreamResult> merge_streams(const std::vector<WorkerPlan>& plans, bool sender_known,
                                         std::vector<std::string>& violations) {
-    std::vector<StreamResult> out;
-    auto at = [&](uint32_t s) -> StreamResult& {
-        if (out.size() <= s) out.resize(s + 1);
-        out[s].stream = s;
-        return out[s];
-    };
+    size_t n = 0;  // stream ids are dense: size everything once
+    for (const auto& p : plans) {
+        for (auto id : p.streams) n = std::max<size_t>(n, id + 1u);
+        if (p.rx_result) n = std::max({n, p.rx_result->streams.size(), p.rx_result->sink.size()});
+    }
+    std::vector<StreamResult> out(n);
+    std::vector<uint64_t> best(n, 0), gaps(n, 0);
+    for (uint32_t s = 0; s < n; ++s) out[s].stream = s;
     for (const auto& p : plans)
         if (p.tx_sent && p.tx_sent->size() == p.streams.size())
             for (size_t k = 0; k < p.streams.size(); ++k) {
-                auto& r = at(p.streams[k]);
+                auto& r = out[p.streams[k]];
                 r.tx_known = true;
                 r.sent += (*p.tx_sent)[k];
             }
-    std::vector<uint64_t> best(out.size(), 0), gaps(out.size(), 0);
     for (const auto& p : plans) {
         if (!p.rx_result) continue;
         const auto& sk = p.rx_result->sink;  // XDP sink: frames and highest sequence only
         for (uint32_t s = 0; s < sk.size(); ++s) {
-            if (!sk[s].first) continue;
-            auto& r = at(s);
-            gaps.resize(out.size(), 0);
-            best.resize(out.size(), 0);
-            r.received += sk[s].first;
+            out[s].received += sk[s].first;
             gaps[s] += sk[s].second > sk[s].first ? sk[s].second - sk[s].first : 0;
         }
         const auto& st = p.rx_result->streams;
         for (uint32_t s = 0; s < st.size(); ++s) {
             const auto& c = st[s].seq.counts();
             if (!c.any) continue;
-            auto& r = at(s);
-            if (best.size() < out.size()) best.resize(out.size(), 0), gaps.resize(out.size(), 0);
+            auto& r = out[s];
             r.received += c.received;
             r.reordered += c.reordered;
             r.duplicates += c.duplicates;
@@ -110,7 +106,6 @@ std::vector<StreamResult> merge_streams(const std::vector<WorkerPlan>& plans, bo
             }
         }
     }
-    gaps.resize(out.size(), 0);
     for (auto& r : out) {
         if (sender_known && r.tx_known) {
             if (r.received > r.sent)

@@ -46,7 +46,6 @@ struct RunSpec {
     uint32_t outstanding = 0;       // request/response: at most this many unanswered requests per queue
     double response_timeout_s = 0.1;  // request/response: a request unanswered this long is lost
     double duration_s = 10.0;       // TX time limit; the whole run's limit when RX-only
-    bool duration_given = false;
     double interval_s = 1.0;        // report interval
     double drain_s = 2.0;           // max wait for in-flight packets after TX ends
     double stall_s = 3.0;           // watchdog: no progress for this long = invalid run

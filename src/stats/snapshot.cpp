@@ -50,7 +50,6 @@ Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d) {
         t.dup += q.rx_dup;
         t.reordered += q.rx_reordered;
         t.late += q.rx_late;
-        t.gaps += q.rx_gaps;
     }
     return t;
 }

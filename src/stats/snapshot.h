@@ -62,7 +62,6 @@ struct Rates {
 struct Totals {
     uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, unsent = 0;
     uint64_t ours = 0, unique = 0, foreign = 0, stale = 0, malformed = 0, dup = 0, reordered = 0, late = 0;
-    uint64_t gaps = 0;
 };
 
 // Sum of the queues of one direction.

@@ -19,15 +19,17 @@ def decode(extra, size, flows, expect_l4, ipv6=False, vlan=None):
     with tempfile.TemporaryDirectory() as d:
         pcap = os.path.join(d, "tx.pcap")
         args = ["--tx", "net_pcap0", "--count", str(COUNT), "--size", str(size), "--flows", str(flows),
-                "--vary", "src-ip,src-port"] + extra
+                "--vary", "src-ip,src-port", "--nonce", "4660"] + extra
         run(args, [f"--vdev=net_pcap0,tx_pcap={pcap}", "--no-pci"])
-        cmd = ["tshark", "-n", "-r", pcap, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+        # The signature payload is data: keep tshark's heuristics from calling it (broken) DNS.
+        cmd = ["tshark", "-n", "-r", pcap, "-d", "udp.port==1024,data", "-d", "tcp.port==1024,data",
+               "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
                "-o", "tcp.check_checksum:TRUE", "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"]
         for f in FIELDS:
             cmd += ["-e", f]
         out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=120).stdout
         # Any frame with a warning or error (of any field, not only the first) or malformed.
-        bad = subprocess.run(cmd[:10] + ["-Y", f"_ws.expert.severity >= {PI_WARN} || _ws.malformed"],
+        bad = subprocess.run(cmd[:14] + ["-Y", f"_ws.expert.severity >= {PI_WARN} || _ws.malformed"],
                              capture_output=True, text=True, check=True, timeout=120).stdout
         check(bad.strip() == "", f"tshark flags frames:\n{bad[:500]}")
     rows = [dict(zip(FIELDS, line.split("|"))) for line in out.splitlines()]

@@ -96,14 +96,23 @@ void XdpRxProgram::add_socket(uint32_t q, int xsk_fd) {
         throw EnvError(fmt::format("couldn't register the AF_XDP socket of queue {}: {}", q, std::strerror(errno)));
 }
 
+uint32_t prog_id_of(int prog_fd) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof(info);
+    return bpf_obj_get_info_by_fd(prog_fd, &info, &len) == 0 ? info.id : 0;
+}
+
+std::vector<uint8_t> lookup_percpu_raw(const bpf_map* map, uint32_t key, size_t value_size) {
+    const int ncpu = libbpf_num_possible_cpus();
+    if (ncpu <= 0) return {};
+    std::vector<uint8_t> v(static_cast<size_t>(ncpu) * value_size);
+    if (bpf_map__lookup_elem(map, &key, sizeof key, v.data(), v.size(), 0) != 0) return {};
+    return v;
+}
+
 lr_xdp_qstats XdpRxProgram::queue_stats(uint32_t q) const {
     lr_xdp_qstats sum{};
-    const int ncpu = libbpf_num_possible_cpus();
-    if (ncpu <= 0) return sum;
-    std::vector<lr_xdp_qstats> v(static_cast<size_t>(ncpu));
-    if (bpf_map__lookup_elem(skel_->maps.qstats, &q, sizeof q, v.data(), v.size() * sizeof(v[0]), 0) != 0)
-        return sum;
-    for (const auto& c : v) {
+    for (const auto& c : lookup_percpu<lr_xdp_qstats>(skel_->maps.qstats, q)) {
         sum.received += c.received;
         sum.redirected += c.redirected;
         sum.passed += c.passed;
@@ -114,11 +123,6 @@ lr_xdp_qstats XdpRxProgram::queue_stats(uint32_t q) const {
 
 int XdpRxProgram::prog_fd() const { return bpf_program__fd(skel_->progs.lr_xdp_rx); }
 
-uint32_t XdpRxProgram::prog_id() const {
-    bpf_prog_info info{};
-    uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(prog_fd(), &info, &len) != 0) return 0;
-    return info.id;
-}
+uint32_t XdpRxProgram::prog_id() const { return prog_id_of(prog_fd()); }
 
 }  // namespace lr::afxdp

@@ -3,11 +3,14 @@
 // linerate leaves nothing attached. A foreign XDP program on the interface is never touched.
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <vector>
 #include <memory>
 #include <string>
 
 #include "lr_shared.h"
 
+struct bpf_map;
 struct lr_xdp_rx;
 
 namespace lr::afxdp {
@@ -60,6 +63,20 @@ private:
     int link_fd_ = -1;
     XdpMode mode_ = XdpMode::auto_mode;
 };
+
+// The kernel's id of the program behind `prog_fd` (0 if unknown).
+uint32_t prog_id_of(int prog_fd);
+
+// Reads entry `key` of a per-CPU array map: one value per possible CPU (empty on failure).
+// T must be the map's value type.
+std::vector<uint8_t> lookup_percpu_raw(const bpf_map* map, uint32_t key, size_t value_size);
+template <class T>
+std::vector<T> lookup_percpu(const bpf_map* map, uint32_t key) {
+    const auto raw = lookup_percpu_raw(map, key, sizeof(T));
+    std::vector<T> v(raw.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), raw.data(), raw.size());
+    return v;
+}
 
 // Id of the XDP program attached to `ifindex` in any mode, 0 when none.
 uint32_t attached_xdp_prog_id(unsigned ifindex);

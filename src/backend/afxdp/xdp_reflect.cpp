@@ -38,13 +38,8 @@ XdpReflector::~XdpReflector() {
 
 lr_xdp_qstats XdpReflector::stats(unsigned queues) const {
     lr_xdp_qstats sum{};
-    const int ncpu = libbpf_num_possible_cpus();
-    if (ncpu <= 0) return sum;
-    std::vector<lr_xdp_qstats> v(static_cast<size_t>(ncpu));
     for (uint32_t q = 0; q < queues && q < LR_MAX_QUEUES; ++q) {
-        if (bpf_map__lookup_elem(skel_->maps.qstats, &q, sizeof q, v.data(), v.size() * sizeof(v[0]), 0) != 0)
-            continue;
-        for (const auto& c : v) {
+        for (const auto& c : lookup_percpu<lr_xdp_qstats>(skel_->maps.qstats, q)) {
             sum.received += c.received;
             sum.redirected += c.redirected;
             sum.passed += c.passed;
@@ -53,11 +48,6 @@ lr_xdp_qstats XdpReflector::stats(unsigned queues) const {
     return sum;
 }
 
-uint32_t XdpReflector::prog_id() const {
-    bpf_prog_info info{};
-    uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(bpf_program__fd(skel_->progs.lr_xdp_reflect), &info, &len) != 0) return 0;
-    return info.id;
-}
+uint32_t XdpReflector::prog_id() const { return prog_id_of(bpf_program__fd(skel_->progs.lr_xdp_reflect)); }
 
 }  // namespace lr::afxdp

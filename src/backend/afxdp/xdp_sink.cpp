@@ -45,20 +45,11 @@ XdpSink::~XdpSink() {
     if (skel_) lr_xdp_sink__destroy(skel_);
 }
 
-uint32_t XdpSink::prog_id() const {
-    bpf_prog_info info{};
-    uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(bpf_program__fd(skel_->progs.lr_xdp_sink), &info, &len) != 0) return 0;
-    return info.id;
-}
+uint32_t XdpSink::prog_id() const { return prog_id_of(bpf_program__fd(skel_->progs.lr_xdp_sink)); }
 
 lr_sink_qstats XdpSink::queue_stats(uint32_t q) const {
     lr_sink_qstats sum{};
-    const int ncpu = libbpf_num_possible_cpus();
-    if (ncpu <= 0) return sum;
-    std::vector<lr_sink_qstats> v(static_cast<size_t>(ncpu));
-    if (bpf_map__lookup_elem(skel_->maps.sink_q, &q, sizeof q, v.data(), v.size() * sizeof(v[0]), 0) != 0) return sum;
-    for (const auto& c : v) {
+    for (const auto& c : lookup_percpu<lr_sink_qstats>(skel_->maps.sink_q, q)) {
         sum.frames += c.frames;
         sum.ours += c.ours;
         sum.ours_bytes += c.ours_bytes;
@@ -70,13 +61,8 @@ lr_sink_qstats XdpSink::queue_stats(uint32_t q) const {
 
 std::vector<std::pair<uint64_t, uint64_t>> XdpSink::streams() const {
     std::vector<std::pair<uint64_t, uint64_t>> out(nstreams_);
-    const int ncpu = libbpf_num_possible_cpus();
-    if (ncpu <= 0) return out;
-    std::vector<lr_sink_stream> v(static_cast<size_t>(ncpu));
     for (uint32_t s = 0; s < nstreams_; ++s) {
-        if (bpf_map__lookup_elem(skel_->maps.sink_streams, &s, sizeof s, v.data(), v.size() * sizeof(v[0]), 0) != 0)
-            continue;
-        for (const auto& c : v) {
+        for (const auto& c : lookup_percpu<lr_sink_stream>(skel_->maps.sink_streams, s)) {
             out[s].first += c.received;
             out[s].second = std::max<uint64_t>(out[s].second, c.highest_next);
         }

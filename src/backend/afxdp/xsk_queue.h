@@ -17,7 +17,6 @@ const char* copy_mode_str(CopyMode m);
 CopyMode parse_copy_mode(const std::string& s);  // throws UsageError
 
 inline constexpr uint32_t kChunk = 4096;  // UMEM frame size
-inline constexpr uint32_t kMaxFrameLen = kChunk - 256;  // minus XDP_PACKET_HEADROOM on receive
 inline constexpr uint32_t kMaxBurst = 512;
 
 struct XskConfig {
