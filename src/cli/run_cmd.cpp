@@ -102,7 +102,7 @@ Exit codes: 0 pass, 1 threshold failed, 2 usage error, 3 environment error, 4 in
     run->add_flag("--force", o.force, "Allow destinations outside 198.18.0.0/15 and 2001:2::/48")->group(g);
 
     g = "Tuning";
-    run->add_option("--burst", o.burst, "Packets per burst")->group(g)->capture_default_str();
+    run->add_option("--burst", o.burst, "Packets per burst (0: dpdk 64, afxdp 32)")->group(g)->capture_default_str();
     run->add_option("--descriptors", o.descriptors, "Ring size per queue (0 = dpdk 1024, afxdp 4096)")->group(g)->capture_default_str();
     run->add_option("--mbufs", o.mbufs, "Mbufs per worker pool (DPDK; 0 = max(8191, 4 x descriptors - 1))")->group(g)->capture_default_str();
 
@@ -193,7 +193,7 @@ spec::RunSpec to_spec(const RunOptions& o) {
             throw UsageError(fmt::format("invalid --max-loss \"{}\": expected a percentage", o.max_loss));
         }
     }
-    s.burst = static_cast<uint32_t>(parse_uint(o.burst, "--burst", 1, 512));
+    s.burst = static_cast<uint32_t>(parse_uint(o.burst, "--burst", 0, 512));
     s.descriptors = static_cast<uint32_t>(parse_uint(o.descriptors, "--descriptors", 0, 16384));
     s.mbufs = static_cast<uint32_t>(parse_uint(o.mbufs, "--mbufs", 0, 1u << 24));
     s.json_path = o.json;

@@ -18,7 +18,7 @@ struct RunOptions {
     std::string src_ip, dst_ip, src_port = "1024", dst_port = "1024", ttl = "1";
     std::string flows = "0", vary = "src-ip,src-port";
     std::string count, rate, outstanding, response_timeout = "100ms", duration, interval = "1s", drain = "2s", stall = "3s";
-    std::string burst = "32", descriptors = "0", mbufs = "0";
+    std::string burst = "0", descriptors = "0", mbufs = "0";
     std::string json, max_loss;
     std::string nonce;
     bool quiet = false, force = false, stop_when_idle = false, no_signature = false;

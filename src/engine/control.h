@@ -49,10 +49,10 @@ struct RunResult {
     double total_seconds = 0;  // launch to the end of the drain
     double drain_seconds = 0;
     bool loopback = false;     // TX and RX ports both in this process
-    bool generator_limited = false;
+    bool generator_limited = false;  // --rate was given and TX achieved less than 99 % of it
     bool round_trip = false;         // a port both sends and receives: frames come back (reflector)
     uint64_t timeouts = 0;           // request/response: requests never answered
-    double transactions_per_s = 0;   // request/response: answered requests per second  // --rate was given and TX achieved less than 99 % of it
+    double transactions_per_s = 0;   // request/response: answered requests per second
     uint64_t lost = 0;         // TX - RX when loopback
     std::vector<StreamResult> streams;    // signed runs with RX: per stream
     stats::LatencyHistogram latency;      // all RX queues merged

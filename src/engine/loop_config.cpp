@@ -7,7 +7,7 @@ namespace lr::engine {
 LoopConfig make_loop_config(const spec::RunSpec& spec, const WorkerPlan& pl, const RunControl& ctl,
                             bool oversubscribed) {
     LoopConfig c;
-    c.burst = spec.burst;
+    c.burst = spec.burst_size();
     c.count = pl.count;
     c.rate_pps = pl.rate_pps;
     c.frame_len = spec.frame.frame_size - packet::kFcsLen;

@@ -7,6 +7,7 @@
 #include "engine/control.h"
 #include "report/console.h"
 #include "report/json_report.h"
+#include "stats/tsc_clock.h"
 #include "util/error.h"
 #ifdef LINERATE_HAVE_DPDK
 #include "backend/dpdk/dpdk_backend.h"
@@ -44,6 +45,7 @@ nlohmann::json host_environment() {
 int run(const spec::RunSpec& spec) {
     auto be = make_backend(spec.backend);
     be->open(spec);
+    stats::tsc_rate();  // calibrate the workers' burst clock (~20 ms) before any of them starts
     if (spec.tx_enabled() && spec.signed_frames())
         fmt::print("linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
                    packet::sig_level_str(spec.sig_level()), spec.nonce, spec.nonce);

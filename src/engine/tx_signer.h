@@ -4,13 +4,22 @@
 // The checksum is not updated from the frame's old contents: each stream keeps the one's-
 // complement sum of its template (sequence and timestamp zero), so a packet costs only the
 // writes of sequence, timestamp and checksum, whatever the frame held before.
+//
+// The common case (one UDP stream per queue, sequence and timestamp: the default) has a
+// burst path that computes nothing per packet and writes each frame with two stores; see
+// stamp_burst(). docs/measurement.md ("Cost of signing") explains the arithmetic.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "packet/signature.h"
 #include "stats/counters.h"
+#include "stats/tsc_clock.h"
 
 namespace lr::engine {
 
@@ -33,80 +42,124 @@ public:
                 base_[i] = static_cast<uint16_t>(~(c[0] << 8 | c[1]));  // sum of the template's L4 words
             }
         }
+        // The burst path needs the UDP layout (checksum, magic, nonce, stream, sequence and
+        // timestamp contiguous) and the template's magic, nonce and stream id bytes.
+        fast_ = on_ && single_ && udp_seq_ts_ && l.seq_off == l.csum_off + 8 && !templates.empty() &&
+                templates[0].size() >= size_t(l.csum_off) + 8;
+        if (fast_) {
+            std::memcpy(&key_, templates[0].data() + l.csum_off, 8);
+            key_ &= ~uint64_t(0xffff);  // the checksum's two bytes are per packet
+        }
+        start_at(0);
     }
     bool on() const { return on_; }
 
+    // Every stream's next sequence (tests start near carries and the 2^48 wrap).
+    void start_at(uint64_t seq) {
+        for (auto& v : seqs_) v = seq;
+        // Template sum plus the sequence's words, modulo 0xffff: 2^16 is 1 mod 0xffff, so the
+        // three 16-bit words of a 48-bit sequence sum to the sequence itself mod 0xffff.
+        seq_sum_ = base_.empty() ? 0 : static_cast<uint32_t>((base_[0] + (seq & kSeqMask) % 0xffff) % 0xffff);
+        sum_stale_ = false;
+    }
+
     void begin_burst() {
-        const uint64_t ts = stats::now_ns() & ((uint64_t(1) << 48) - 1);
-        ts_ = ts;
-        for (int i = 0; i < 6; ++i) ts_bytes_[i] = static_cast<uint8_t>(ts >> (40 - 8 * i));
+        ts_ = clock_.now() & kSeqMask;
         ts_sum_ = l_.level == packet::SigLevel::seq_ts
-                      ? static_cast<uint32_t>((ts >> 32) + ((ts >> 16) & 0xffff) + (ts & 0xffff))
+                      ? static_cast<uint32_t>((ts_ >> 32) + ((ts_ >> 16) & 0xffff) + (ts_ & 0xffff))
                       : 0;
     }
 
     // Writes the next sequence of the frame's stream, the burst timestamp and the checksum.
     void stamp(uint8_t* f) {
-        // One flow per queue (the default): no need to read the frame to find its stream,
-        // so stamping is stores only.
+        // One flow per queue (the default): no need to read the frame to find its stream.
         const uint32_t k = single_ ? 0 : slot(f);
         const uint64_t seq = seqs_[k]++;
         uint32_t sum = base_[k] + ts_sum_;
         uint8_t* sp = f + l_.seq_off;
-        if (udp_seq_ts_) {
-            // UDP: 48-bit sequence then 48-bit timestamp, 12 contiguous bytes: two stores.
-            sum += static_cast<uint32_t>((seq >> 32) & 0xffff) + static_cast<uint32_t>((seq >> 16) & 0xffff) +
-                   static_cast<uint32_t>(seq & 0xffff);
-            const uint64_t hi = __builtin_bswap64((seq << 16) | (ts_ >> 32));
-            const uint32_t lo = __builtin_bswap32(static_cast<uint32_t>(ts_));
-            std::memcpy(sp, &hi, 8);
-            std::memcpy(sp + 8, &lo, 4);
-        } else if (l_.seq_bits == 32) {
+        if (l_.seq_bits == 32) {
             sum += static_cast<uint32_t>((seq >> 16) & 0xffff) + static_cast<uint32_t>(seq & 0xffff);
-            for (int i = 0; i < 4; ++i) sp[i] = static_cast<uint8_t>(seq >> (24 - 8 * i));
+            const uint32_t be = __builtin_bswap32(static_cast<uint32_t>(seq));
+            std::memcpy(sp, &be, 4);
         } else {
             sum += static_cast<uint32_t>((seq >> 32) & 0xffff) + static_cast<uint32_t>((seq >> 16) & 0xffff) +
                    static_cast<uint32_t>(seq & 0xffff);
-            for (int i = 0; i < 6; ++i) sp[i] = static_cast<uint8_t>(seq >> (40 - 8 * i));
+            put48(sp, seq);
         }
-        if (!udp_seq_ts_ && l_.level == packet::SigLevel::seq_ts) std::memcpy(f + l_.ts_off, ts_bytes_, 6);
+        if (l_.level == packet::SigLevel::seq_ts) put48(f + l_.ts_off, ts_);
         sum = (sum & 0xffff) + (sum >> 16);
         sum = (sum & 0xffff) + (sum >> 16);
         uint16_t c = static_cast<uint16_t>(~sum);
         if (!l_.tcp && c == 0) c = 0xffff;  // UDP: 0 means "no checksum"
-        f[l_.csum_off] = static_cast<uint8_t>(c >> 8);
-        f[l_.csum_off + 1] = static_cast<uint8_t>(c);
+        const uint16_t be = __builtin_bswap16(c);
+        std::memcpy(f + l_.csum_off, &be, 2);
+        sum_stale_ = true;  // the burst path recomputes its running sum
     }
 
-    // Stamps frames frame(i) for i in [from, to). For the common case (one UDP stream per
-    // queue with sequence and timestamp) every value lives in a local: stores through the
-    // frame pointers cannot alias them, so nothing is reloaded per packet.
-    template <class FramePtr>
-    void stamp_burst(FramePtr frame, uint32_t from, uint32_t to) {
-        if (!(single_ && udp_seq_ts_)) {
-            for (uint32_t i = from; i < to; ++i) stamp(frame(i));
+    // Stamps the frames at bufs[i] + data_off for i in [from, to) (an mbuf array and the
+    // data's offset in an mbuf, say).
+    //
+    // The burst path (fast_):
+    // - Bytes [csum, csum + 16) are checksum, magic, nonce, stream id, sequence and the
+    //   timestamp's top 16 bits; bytes [csum + 16, csum + 20) the timestamp's low 32 bits,
+    //   the same for the whole burst.
+    // - The checksum is not summed per packet: each next sequence adds 1 to the folded sum
+    //   (see start_at), so the checksum steps down by one, from 1 to 0xffff (UDP never
+    //   sends 0). It is computed once per burst from the running sum.
+    // - The 16 bytes are kept in wire order, read as two little-endian words: the next packet
+    //   adds 1 << 40 to the second (the sequence's last byte) and subtracts 1 << 8 from the
+    //   first (the checksum's last byte). That holds until a byte would carry or borrow, so
+    //   the burst runs in segments (almost always one); at a segment's end the words are
+    //   rebuilt.
+    void stamp_burst(void* const* bufs, size_t data_off, uint32_t from, uint32_t to) {
+        const uint32_t n = to - from;
+        uint64_t seq = seqs_[0];
+        if (!fast_ || ((seq + n) >> 48) != (seq >> 48)) {
+            for (uint32_t i = from; i < to; ++i) stamp(static_cast<uint8_t*>(bufs[i]) + data_off);
             return;
         }
-        uint64_t seq = seqs_[0];
-        const uint32_t base = base_[0] + ts_sum_;
-        const size_t so = l_.seq_off, co = l_.csum_off;
+        if (sum_stale_) start_at(seq);
+        uint32_t sum = seq_sum_ + ts_sum_;
+        sum = (sum & 0xffff) + (sum >> 16);
+        sum = (sum & 0xffff) + (sum >> 16);
+        uint32_t c = ~sum & 0xffff;
+        if (c == 0) c = 0xffff;
         const uint64_t ts_hi = ts_ >> 32;
         const uint32_t lo = __builtin_bswap32(static_cast<uint32_t>(ts_));
-        for (uint32_t i = from; i < to; ++i, ++seq) {
-            uint8_t* f = frame(i);
-            uint32_t sum = base + static_cast<uint32_t>((seq >> 32) & 0xffff) +
-                           static_cast<uint32_t>((seq >> 16) & 0xffff) + static_cast<uint32_t>(seq & 0xffff);
-            const uint64_t hi = __builtin_bswap64((seq << 16) | ts_hi);
-            std::memcpy(f + so, &hi, 8);
-            std::memcpy(f + so + 8, &lo, 4);
-            sum = (sum & 0xffff) + (sum >> 16);
-            sum = (sum & 0xffff) + (sum >> 16);
-            uint16_t c = static_cast<uint16_t>(~sum);
+        const size_t co = data_off + l_.csum_off;
+        for (uint32_t i = from; i < to;) {
+            uint32_t m = to - i;
+            m = std::min<uint32_t>(m, 256 - static_cast<uint32_t>(seq & 0xff));  // sequence byte carry
+            m = std::min<uint32_t>(m, (c & 0xff) + 1);                           // checksum byte borrow
+            m = std::min<uint32_t>(m, c);                                        // checksum 1 -> 0xffff
+            const uint64_t w0 = key_ | __builtin_bswap16(static_cast<uint16_t>(c));
+            const uint64_t w1 = __builtin_bswap64((seq << 16) | ts_hi);
+            const uint32_t e = i + m;
+#ifdef __SSE2__
+            __m128i v = _mm_set_epi64x(static_cast<long long>(w1), static_cast<long long>(w0));
+            const __m128i d = _mm_set_epi64x(static_cast<long long>(uint64_t(1) << 40), -(1LL << 8));
+            for (; i < e; ++i) {
+                uint8_t* f = static_cast<uint8_t*>(bufs[i]) + co;
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(f), v);
+                std::memcpy(f + 16, &lo, 4);
+                v = _mm_add_epi64(v, d);
+            }
+#else
+            uint64_t a = w0, b = w1;
+            for (; i < e; ++i, a -= uint64_t(1) << 8, b += uint64_t(1) << 40) {
+                uint8_t* f = static_cast<uint8_t*>(bufs[i]) + co;
+                std::memcpy(f, &a, 8);
+                std::memcpy(f + 8, &b, 8);
+                std::memcpy(f + 16, &lo, 4);
+            }
+#endif
+            seq += m;
+            c -= m;
             if (c == 0) c = 0xffff;
-            const uint16_t be = __builtin_bswap16(c);
-            std::memcpy(f + co, &be, 2);
         }
         seqs_[0] = seq;
+        seq_sum_ += n % 0xffff;
+        if (seq_sum_ >= 0xffff) seq_sum_ -= 0xffff;
     }
 
     // A stamped frame that was never sent: its sequence does not count as sent.
@@ -120,6 +173,13 @@ public:
     }
 
 private:
+    static constexpr uint64_t kSeqMask = (uint64_t(1) << 48) - 1;
+    static void put48(uint8_t* p, uint64_t v) {
+        const uint32_t hi = __builtin_bswap32(static_cast<uint32_t>(v >> 16));
+        const uint16_t lo = __builtin_bswap16(static_cast<uint16_t>(v));
+        std::memcpy(p, &hi, 4);
+        std::memcpy(p + 4, &lo, 2);
+    }
     uint32_t slot(const uint8_t* f) const {
         const uint16_t s = packet::sig_stream(f, l_);
         return s < slot_.size() ? slot_[s] : 0;
@@ -127,13 +187,17 @@ private:
     bool on_;
     bool single_;
     bool udp_seq_ts_;
+    bool fast_ = false;
     packet::SigLayout l_;
     std::vector<uint64_t> seqs_, unsent_;
     std::vector<uint32_t> base_;
     std::vector<uint32_t> slot_;
-    uint8_t ts_bytes_[6] = {};
+    uint64_t key_ = 0;      // burst path: wire bytes [csum, csum + 8) of the template, checksum zero
+    bool sum_stale_ = false;  // stamp() ran since: seq_sum_ must be recomputed
+    uint32_t seq_sum_ = 0;  // burst path: (template sum + next sequence) mod 0xffff
     uint64_t ts_ = 0;
     uint32_t ts_sum_ = 0;
+    stats::BurstClock clock_;
 };
 
 }  // namespace lr::engine

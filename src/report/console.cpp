@@ -1,5 +1,7 @@
 #include "report/console.h"
 
+#include "stats/tsc_clock.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -57,8 +59,9 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunR
             fmt::print(out,
                        "Latency {}, us: min {:.3f} mean {:.3f} p50 {:.3f} p90 {:.3f} p99 {:.3f} p99.9 {:.3f} "
                        "max {:.3f}; jitter (RFC 3550, worst stream) {:.3f}\n",
-                       r.round_trip ? "round-trip" : "one-way", l.min / 1e3, l.mean / 1e3, l.p50 / 1e3, l.p90 / 1e3, l.p99 / 1e3, l.p999 / 1e3, l.max / 1e3,
-                       jit / 1e3);
+                       r.round_trip ? "round-trip" : "one-way", l.min / 1e3, l.mean / 1e3, l.p50 / 1e3, l.p90 / 1e3,
+                       l.p99 / 1e3, l.p999 / 1e3, l.max / 1e3, jit / 1e3);
+        if (l.count) fmt::print(out, "Timestamps: {}, one read per burst\n", stats::clock_source_name());
     }
     if (spec.outstanding)
         fmt::print(out, "Transactions: {} answered, {:.0f}/s with at most {} outstanding per queue; {} timed out\n",

@@ -1,5 +1,7 @@
 #include "report/json_report.h"
 
+#include "stats/tsc_clock.h"
+
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
@@ -78,9 +80,10 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
         {"level", packet::sig_level_str(r.sig_level)},
         {"nonce", spec.nonce},
         {"timestamp_source", r.sig_level == packet::SigLevel::seq_ts
-                                 ? "CLOCK_MONOTONIC, read once per TX burst just before it is handed to the driver "
-                                   "and once per RX burst after it is received; one-way on one host"
-                                 : "none"},
+                                 ? stats::clock_source_name() +
+                                       ", read once per TX burst just before it is handed to the driver and once per "
+                                       "RX burst after it is received; one-way on one host"
+                                 : std::string("none")},
     };
     auto streams = nlohmann::json::array();
     for (const auto& st : r.streams)

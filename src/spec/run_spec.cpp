@@ -104,12 +104,12 @@ void RunSpec::validate() const {
         }
         if (rx.size() != tx.size()) throw UsageError("--outstanding: every --rx port must also be a --tx port");
     }
-    if (burst < 1 || burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512", burst));
+    if (burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512 (0: the backend's default)", burst));
     if (descriptors && (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1))))
         throw UsageError(fmt::format("--descriptors {} must be a power of two between 64 and 16384", descriptors));
-    if (mbufs && mbufs < 2 * ring_size() + 4 * burst)
+    if (mbufs && mbufs < 2 * ring_size() + 4 * burst_size())
         throw UsageError(fmt::format("--mbufs {} is too small: need at least 2 x descriptors + 4 x burst = {}",
-                                     mbufs, 2 * ring_size() + 4 * burst));
+                                     mbufs, 2 * ring_size() + 4 * burst_size()));
     if (interval_s < 0.01) throw UsageError("--interval must be at least 10ms");
     if (max_loss_pct && (!tx_enabled() || !rx_enabled()))
         throw UsageError("--max-loss needs both --tx and --rx ports in this run (loss is TX minus RX)");
@@ -160,7 +160,7 @@ void to_json(nlohmann::json& j, const RunSpec& s) {
         {"interval_s", s.interval_s},
         {"drain_s", s.drain_s},
         {"stall_s", s.stall_s},
-        {"burst", s.burst},
+        {"burst", s.burst_size()},
         {"descriptors", s.ring_size()},
         {"mbufs", s.effective_mbufs()},
         {"max_loss_pct", s.max_loss_pct ? nlohmann::json(*s.max_loss_pct) : nlohmann::json(nullptr)},

@@ -51,7 +51,8 @@ struct RunSpec {
     double stall_s = 3.0;           // watchdog: no progress for this long = invalid run
     bool stop_when_idle = false;    // RX-only: end once traffic came and then stopped
 
-    uint32_t burst = 32;
+    uint32_t burst = 0;  // packets per burst; 0 = backend default (dpdk 64, afxdp 32)
+    uint32_t burst_size() const { return burst ? burst : (backend == "afxdp" ? 32 : 64); }
     uint32_t descriptors = 0;       // per queue ring size; 0 = backend default (dpdk 1024, afxdp 4096)
     uint32_t ring_size() const { return descriptors ? descriptors : (backend == "afxdp" ? 4096 : 1024); }
     uint32_t mbufs = 0;             // per worker pool (DPDK); 0 = max(8191, 4 x descriptors - 1)

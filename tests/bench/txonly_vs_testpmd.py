@@ -4,8 +4,9 @@
 
     sudo python3 tests/bench/txonly_vs_testpmd.py [--rounds 3] [--seconds 5] [--linerate build/src/linerate]
 
-Both tools get the same EAL core map: main lcore on CPU 0, the TX lcore on CPU 1. testpmd's
-txonly packet is 60 bytes of data (64 on the wire with FCS), like linerate's default.
+Both tools get the same EAL core map (main lcore on CPU 0, the TX lcore on CPU 1) and the same
+burst size (--burst, 64 by default: linerate's DPDK default). testpmd's txonly packet is 60
+bytes of data (64 on the wire with FCS), like linerate's default.
 linerate runs twice per round: plain frames (--no-signature, like testpmd's) and signed frames
 (its default: sequence and timestamp written per packet). Prints Mpps per round, the medians and
 the ratios linerate/testpmd.
@@ -23,19 +24,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EAL = ["--vdev=net_null0", "--no-pci", "--lcores=0@0,1@1", "--in-memory", "--no-telemetry"]
 
 
-def linerate(binary, seconds, signed):
+def linerate(binary, seconds, signed, burst):
     with tempfile.TemporaryDirectory() as d:
         rep = os.path.join(d, "r.json")
-        subprocess.run([binary, "run", "-q", "--tx", "net_null0", "--duration", f"{seconds}s", "--json", rep] +
+        subprocess.run([binary, "run", "-q", "--tx", "net_null0", "--duration", f"{seconds}s", "--json", rep,
+                        "--burst", str(burst)] +
                        ([] if signed else ["--no-signature"]) + ["--"] + EAL,
                        check=True, capture_output=True, timeout=seconds + 60)
         with open(rep) as f:
             return json.load(f)["totals"]["tx"]["pps"] / 1e6
 
 
-def testpmd(seconds):
+def testpmd(seconds, burst):
     cmd = ["timeout", "-s", "INT", str(seconds + 2), "dpdk-testpmd"] + EAL + [
-        "--", "--forward-mode=txonly", "--txpkts=60", "--nb-cores=1", "--txq=1", "--rxq=1", "--burst=32",
+        "--", "--forward-mode=txonly", "--txpkts=60", "--nb-cores=1", "--txq=1", "--rxq=1", f"--burst={burst}",
         "--stats-period=1"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 60)
     pps = [int(x) for x in re.findall(r"Tx-pps:\s+(\d+)", p.stdout)]
@@ -50,12 +52,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--linerate", default=os.path.join(HERE, "../../build/src/linerate"))
+    ap.add_argument("--burst", type=int, default=64)
     a = ap.parse_args()
     lr, ls, tp = [], [], []
     for i in range(a.rounds):
-        lr.append(linerate(a.linerate, a.seconds, False))
-        ls.append(linerate(a.linerate, a.seconds, True))
-        tp.append(testpmd(a.seconds))
+        lr.append(linerate(a.linerate, a.seconds, False, a.burst))
+        ls.append(linerate(a.linerate, a.seconds, True, a.burst))
+        tp.append(testpmd(a.seconds, a.burst))
         print(f"round {i + 1}: linerate plain {lr[-1]:.2f} Mpps, signed {ls[-1]:.2f} Mpps   "
               f"testpmd txonly {tp[-1]:.2f} Mpps", flush=True)
     ml, ms, mt = statistics.median(lr), statistics.median(ls), statistics.median(tp)

@@ -14,6 +14,7 @@
 #include "engine/pacer.h"
 #include "engine/tx_signer.h"
 #include "stats/rx_measure.h"
+#include "stats/tsc_clock.h"
 #include "util/error.h"
 
 namespace lr::afxdp {
@@ -316,6 +317,7 @@ void XskQueue::rr_loop(const LoopCtx& c, const LoopCtx& rcfg, uint32_t outstandi
     auto* umem = static_cast<uint8_t*>(umem_area_);
     engine::TxSigner signer(c.signature, c.layout, c.streams, c.templates);
     stats::RxMeasure meas(rcfg.signature, rcfg.nonce, rcfg.rx_streams, rcfg.rx_result);
+    stats::BurstClock clk;
     engine::Pacer pacer(c.rate_pps);
     pacer.start();
     std::vector<uint64_t> free_tx;
@@ -334,7 +336,7 @@ void XskQueue::rr_loop(const LoopCtx& c, const LoopCtx& rcfg, uint32_t outstandi
         completed += nc;
         const uint32_t n = xsk_ring_cons__peek(&r_->rx, c.burst, &idx);
         if (n) {
-            last = stats::now_ns();
+            last = clk.now();
             if (!first) first = last;
             meas.burst_time(last);
             uint32_t fidx = 0;
@@ -414,6 +416,7 @@ void XskQueue::rx_loop(const LoopCtx& c) {
     const int sfd = fd();
     const auto& stop = c.ctl->stop_rx;
     stats::RxMeasure meas(c.signature, c.nonce, c.rx_streams, c.rx_result);
+    stats::BurstClock clk;
     const auto* umem = static_cast<const uint8_t*>(umem_area_);
     while (!stop.load(std::memory_order_relaxed)) {
         publish(ctr.polls, ++polls);
@@ -428,7 +431,7 @@ void XskQueue::rx_loop(const LoopCtx& c) {
             continue;
         }
         idle = 0;
-        last = stats::now_ns();  // vDSO clock read once per burst: RX timestamp of its frames
+        last = clk.now();  // one clock read per burst: RX timestamp of its frames
         if (!first) first = last;
         meas.burst_time(last);
         uint32_t fidx = 0;

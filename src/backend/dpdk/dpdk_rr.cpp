@@ -13,6 +13,7 @@
 #include "engine/pacer.h"
 #include "engine/tx_signer.h"
 #include "stats/rx_measure.h"
+#include "stats/tsc_clock.h"
 
 namespace lr::dpdk {
 
@@ -25,6 +26,7 @@ void rr_loop(const WorkerCtx& w) {
     stats::set_state(rc, stats::WorkerState::running);
     engine::TxSigner signer(w.signature, w.layout, w.streams, w.templates);
     stats::RxMeasure meas(r.signature, r.nonce, r.rx_streams, r.rx_result);
+    stats::BurstClock clk;
     engine::Pacer pacer(w.rate_pps);
     pacer.start();
     rte_mbuf* pend[kMaxBurst];
@@ -39,7 +41,7 @@ void rr_loop(const WorkerCtx& w) {
         ++polls;
         const uint16_t n = rte_eth_rx_burst(r.port, r.queue, bufs, burst);
         if (n) {
-            last = stats::now_ns();
+            last = clk.now();
             if (!first) first = last;
             meas.burst_time(last);
             uint64_t b = 0;

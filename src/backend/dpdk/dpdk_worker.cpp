@@ -6,6 +6,7 @@
 #include "engine/pacer.h"
 #include "engine/tx_signer.h"
 #include "stats/rx_measure.h"
+#include "stats/tsc_clock.h"
 
 #include <cstring>
 #include <rte_ethdev.h>
@@ -48,16 +49,15 @@ void tx_loop(const WorkerCtx& w) {
         // Mbufs come back from the driver with data, data_len and pkt_len intact, so a raw
         // pool get hands out ready frames.
         if (npend < want) {
+            // The burst's timestamp is read before the pool get: the TSC read's latency then
+            // overlaps the copy of mbuf pointers out of the pool cache.
+            if (signer.on()) signer.begin_burst();
             if (rte_mempool_get_bulk(w.pool, reinterpret_cast<void**>(pend + npend), want - npend) == 0) {
                 if (signer.on()) {  // new frames only: re-offered ones keep their stamp
                     // The frame data follows the mbuf header at a fixed offset (pools are made
                     // without private area): no mbuf header read.
-                    signer.begin_burst();
-                    signer.stamp_burst(
-                        [&pend](uint32_t i) {
-                            return reinterpret_cast<uint8_t*>(pend[i]) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
-                        },
-                        npend, want);
+                    signer.stamp_burst(reinterpret_cast<void* const*>(pend), sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM,
+                                       npend, want);
                 }
                 npend = want;
             } else {
@@ -98,6 +98,7 @@ void rx_loop(const WorkerCtx& w) {
     uint64_t packets = 0, bytes = 0, polls = 0, first = 0, last = 0;
     uint32_t idle = 0;
     stats::RxMeasure meas(w.signature, w.nonce, w.rx_streams, w.rx_result);
+    stats::BurstClock clk;
     auto& c = *w.counters;
     const auto& stop = w.ctl->stop_rx;
     const uint16_t burst = static_cast<uint16_t>(w.burst);
@@ -112,7 +113,7 @@ void rx_loop(const WorkerCtx& w) {
             continue;
         }
         idle = 0;
-        last = stats::now_ns();  // one clock read per burst: RX timestamp of every frame in it
+        last = clk.now();  // one clock read per burst: RX timestamp of every frame in it
         if (!first) first = last;
         meas.burst_time(last);
         uint64_t b = 0;
