@@ -53,13 +53,22 @@ int lr_xdp_sink(struct xdp_md *ctx)
         stream = l4[18] << 8 | l4[19];
         seq = (__u64)l4[4] << 24 | (__u64)l4[5] << 16 | (__u64)l4[6] << 8 | l4[7];
     } else {
+        /* Payload: magic, 48-bit sequence, [48-bit timestamp,] nonce, stream id; the UDP
+         * length says whether the timestamp is there (18 payload bytes or more). */
         __u8 *s = l4 + 8;
         if (s + 12 > (__u8 *)end)
             goto foreign;
-        if (s[0] != 0x4c || s[1] != 0x52 || (s[2] << 8 | s[3]) != run_nonce)
+        __u32 ulen = l4[4] << 8 | l4[5];
+        __u8 *id = s + 8;
+        if (ulen >= 8 + 18) {
+            if (s + 18 > (__u8 *)end)
+                goto foreign;
+            id = s + 14;
+        }
+        if (s[0] != 0x4c || s[1] != 0x52 || (id[0] << 8 | id[1]) != run_nonce)
             goto foreign;
-        stream = s[4] << 8 | s[5];
-        seq = be48(s + 6);
+        stream = id[2] << 8 | id[3];
+        seq = be48(s + 2);
     }
     if (stream >= nstreams || stream >= LR_MAX_STREAMS) {
         st->malformed++;

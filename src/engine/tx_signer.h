@@ -6,8 +6,8 @@
 // writes of sequence, timestamp and checksum, whatever the frame held before.
 //
 // The common case (one UDP stream per queue, sequence and timestamp: the default) has a
-// burst path that computes nothing per packet and writes each frame with two stores; see
-// stamp_burst(). docs/measurement.md ("Cost of signing") explains the arithmetic.
+// burst path that computes nothing per packet and writes each frame with one 16-byte store;
+// see stamp_burst(). docs/measurement.md ("Cost of signing") explains the arithmetic.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -42,13 +42,14 @@ public:
                 base_[i] = static_cast<uint16_t>(~(c[0] << 8 | c[1]));  // sum of the template's L4 words
             }
         }
-        // The burst path needs the UDP layout (checksum, magic, nonce, stream, sequence and
-        // timestamp contiguous) and the template's magic, nonce and stream id bytes.
-        fast_ = on_ && single_ && udp_seq_ts_ && l.seq_off == l.csum_off + 8 && !templates.empty() &&
-                templates[0].size() >= size_t(l.csum_off) + 8;
+        // The burst path needs the UDP layout: checksum, magic, sequence and timestamp in 16
+        // contiguous bytes.
+        fast_ = on_ && single_ && udp_seq_ts_ && l.seq_off == l.csum_off + 4 && !templates.empty() &&
+                templates[0].size() >= size_t(l.csum_off) + 16;
         if (fast_) {
-            std::memcpy(&key_, templates[0].data() + l.csum_off, 8);
-            key_ &= ~uint64_t(0xffff);  // the checksum's two bytes are per packet
+            uint32_t k = 0;
+            std::memcpy(&k, templates[0].data() + l.csum_off, 4);
+            key_ = k & ~uint32_t(0xffff);  // the magic; the checksum's two bytes are per packet
         }
         start_at(0);
     }
@@ -100,14 +101,13 @@ public:
     // data's offset in an mbuf, say).
     //
     // The burst path (fast_):
-    // - Bytes [csum, csum + 16) are checksum, magic, nonce, stream id, sequence and the
-    //   timestamp's top 16 bits; bytes [csum + 16, csum + 20) the timestamp's low 32 bits,
-    //   the same for the whole burst.
+    // - Bytes [csum, csum + 16) are checksum, magic, sequence and timestamp (the magic is
+    //   constant, the timestamp the same for the whole burst): one 16-byte store per frame.
     // - The checksum is not summed per packet: each next sequence adds 1 to the folded sum
     //   (see start_at), so the checksum steps down by one, from 1 to 0xffff (UDP never
     //   sends 0). It is computed once per burst from the running sum.
     // - The 16 bytes are kept in wire order, read as two little-endian words: the next packet
-    //   adds 1 << 40 to the second (the sequence's last byte) and subtracts 1 << 8 from the
+    //   adds 1 << 8 to the second (the sequence's last byte) and subtracts 1 << 8 from the
     //   first (the checksum's last byte). That holds until a byte would carry or borrow, so
     //   the burst runs in segments (almost always one); at a segment's end the words are
     //   rebuilt.
@@ -124,33 +124,31 @@ public:
         sum = (sum & 0xffff) + (sum >> 16);
         uint32_t c = ~sum & 0xffff;
         if (c == 0) c = 0xffff;
-        const uint64_t ts_hi = ts_ >> 32;
-        const uint32_t lo = __builtin_bswap32(static_cast<uint32_t>(ts_));
+        const uint64_t ts_be = __builtin_bswap64(ts_ << 16) << 16;  // wire bytes 10..15 of the 16
         const size_t co = data_off + l_.csum_off;
         for (uint32_t i = from; i < to;) {
             uint32_t m = to - i;
             m = std::min<uint32_t>(m, 256 - static_cast<uint32_t>(seq & 0xff));  // sequence byte carry
             m = std::min<uint32_t>(m, (c & 0xff) + 1);                           // checksum byte borrow
             m = std::min<uint32_t>(m, c);                                        // checksum 1 -> 0xffff
-            const uint64_t w0 = key_ | __builtin_bswap16(static_cast<uint16_t>(c));
-            const uint64_t w1 = __builtin_bswap64((seq << 16) | ts_hi);
+            // Wire bytes: [0, 2) checksum, [2, 4) magic, [4, 10) sequence, [10, 16) timestamp.
+            const uint64_t sq = __builtin_bswap64(seq << 16);  // the sequence's 6 bytes, then 0, 0
+            const uint64_t w0 = key_ | __builtin_bswap16(static_cast<uint16_t>(c)) | (sq << 32);
+            const uint64_t w1 = ((sq >> 32) & 0xffff) | ts_be;
             const uint32_t e = i + m;
 #ifdef __SSE2__
             __m128i v = _mm_set_epi64x(static_cast<long long>(w1), static_cast<long long>(w0));
-            const __m128i d = _mm_set_epi64x(static_cast<long long>(uint64_t(1) << 40), -(1LL << 8));
+            const __m128i d = _mm_set_epi64x(1LL << 8, -(1LL << 8));
             for (; i < e; ++i) {
-                uint8_t* f = static_cast<uint8_t*>(bufs[i]) + co;
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(f), v);
-                std::memcpy(f + 16, &lo, 4);
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(bufs[i]) + co), v);
                 v = _mm_add_epi64(v, d);
             }
 #else
             uint64_t a = w0, b = w1;
-            for (; i < e; ++i, a -= uint64_t(1) << 8, b += uint64_t(1) << 40) {
+            for (; i < e; ++i, a -= uint64_t(1) << 8, b += uint64_t(1) << 8) {
                 uint8_t* f = static_cast<uint8_t*>(bufs[i]) + co;
                 std::memcpy(f, &a, 8);
                 std::memcpy(f + 8, &b, 8);
-                std::memcpy(f + 16, &lo, 4);
             }
 #endif
             seq += m;
@@ -192,7 +190,7 @@ private:
     std::vector<uint64_t> seqs_, unsent_;
     std::vector<uint32_t> base_;
     std::vector<uint32_t> slot_;
-    uint64_t key_ = 0;      // burst path: wire bytes [csum, csum + 8) of the template, checksum zero
+    uint64_t key_ = 0;      // burst path: the magic, as wire bytes [2, 4) of a little-endian word
     bool sum_stale_ = false;  // stamp() ran since: seq_sum_ must be recomputed
     uint32_t seq_sum_ = 0;  // burst path: (template sum + next sequence) mod 0xffff
     uint64_t ts_ = 0;

@@ -68,9 +68,10 @@ SigLayout sig_layout(const FrameSpec& s) {
         l.ts_off = static_cast<uint16_t>(payload_off);
     } else {
         l.csum_off = static_cast<uint16_t>(l.l4_off + 6);
-        l.seq_off = static_cast<uint16_t>(payload_off + 6);
-        l.ts_off = static_cast<uint16_t>(payload_off + 12);
+        l.seq_off = static_cast<uint16_t>(payload_off + 2);
+        l.ts_off = static_cast<uint16_t>(payload_off + 8);
         l.level = payload >= kUdpSigTs ? SigLevel::seq_ts : payload >= kUdpSig ? SigLevel::seq : SigLevel::none;
+        l.id_off = static_cast<uint16_t>(payload_off + (l.level == SigLevel::seq_ts ? 14 : 8));
     }
     return l;
 }
@@ -84,11 +85,10 @@ void sig_init(std::vector<uint8_t>& f, const SigLayout& l, uint16_t nonce, uint1
         wr16(l4 + 18, stream);    // urgent pointer (URG flag unset: ignored by stacks)
         std::memset(l4 + 4, 0, 4);
     } else {
-        uint8_t* p = f.data() + l.seq_off - 6;
-        wr16(p, kSigMagic);
-        wr16(p + 2, nonce);
-        wr16(p + 4, stream);
-        std::memset(p + 6, 0, 6);
+        wr16(f.data() + l.seq_off - 2, kSigMagic);
+        std::memset(f.data() + l.seq_off, 0, 6);
+        wr16(f.data() + l.id_off, nonce);
+        wr16(f.data() + l.id_off + 2, stream);
     }
     if (l.level == SigLevel::seq_ts) std::memset(f.data() + l.ts_off, 0, kTs);
     // Recompute the L4 checksum from scratch once.
@@ -167,22 +167,27 @@ SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t stre
     if (proto == 17) {
         if (l4len < 8 || rd16(l4 + 4) != l4len) return r;
         payload_off = 8;
-        if (l4len < payload_off + 6) return r;
+        // Under 12 payload bytes there is no signature (and no nonce to say whose it is).
+        if (l4len < payload_off + kUdpSig) return r;
         const uint8_t* s = l4 + payload_off;
+        r.has_ts = l4len >= payload_off + kUdpSigTs;
+        const uint8_t* id = s + (r.has_ts ? 14 : 8);
         magic = rd16(s);
-        got_nonce = rd16(s + 2);
-        stream = rd16(s + 4);
-        if (magic != kSigMagic) return r;
+        got_nonce = rd16(id);
+        stream = rd16(id + 2);
+        if (magic != kSigMagic) {
+            r.has_ts = false;
+            return r;
+        }
         if (got_nonce != nonce) {
             r.stale = true;
+            r.has_ts = false;
             return r;
         }
         r.cls = FrameClass::malformed;
-        if (l4len < payload_off + kUdpSig) return r;
-        r.seq = rd48(s + 6);
+        r.seq = rd48(s + 2);
         r.seq_bits = 48;
-        r.has_ts = l4len >= payload_off + kUdpSigTs;
-        if (r.has_ts) r.ts_ns = rd48(s + 12);
+        if (r.has_ts) r.ts_ns = rd48(s + 8);
     } else if (proto == 6) {
         if (l4len < 20) return r;
         magic = rd16(l4 + 8);

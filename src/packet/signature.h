@@ -2,13 +2,16 @@
 // carried in every frame that has room. Frames are built once; per packet only the
 // sequence and timestamp are patched and the L4 checksum updated incrementally (RFC 1624).
 //
-// UDP (payload >= 12 bytes):            TCP (SYN):
-//   payload[0..2)   magic 0x4C52 "LR"     ack number   magic << 16 | nonce
-//   payload[2..4)   run nonce             urgent ptr   stream id
-//   payload[4..6)   stream id             seq number   sequence (low 32 bits)
-//   payload[6..12)  sequence, 48 bits     payload[0..6) TX timestamp, 48 bits (if room)
-//   payload[12..18) TX timestamp, 48 bits (if payload >= 18)
-// All big-endian. Timestamps are CLOCK_MONOTONIC nanoseconds modulo 2^48 (78 hours).
+// UDP, payload >= 18 bytes:              UDP, 12..17 bytes:       TCP (SYN):
+//   payload[0..2)   magic 0x4C52 "LR"      [0..2)  magic            ack number   magic << 16 | nonce
+//   payload[2..8)   sequence, 48 bits      [2..8)  sequence         urgent ptr   stream id
+//   payload[8..14)  TX timestamp, 48 bits  [8..10) run nonce        seq number   sequence (low 32 bits)
+//   payload[14..16) run nonce              [10..12) stream id       payload[0..6) TX timestamp,
+//   payload[16..18) stream id                                                     48 bits (if room)
+// All big-endian; the UDP length says which layout a frame has. Timestamps are
+// CLOCK_MONOTONIC nanoseconds modulo 2^48 (78 hours).
+// In UDP the per-packet fields (checksum, sequence, timestamp) and the magic between them
+// are 16 contiguous bytes: the TX burst path writes them with one store (engine/tx_signer.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +37,7 @@ struct SigLayout {
     uint16_t csum_off = 0;     // L4 checksum offset
     uint16_t seq_off = 0;      // UDP: 6-byte sequence; TCP: the 4-byte TCP sequence field
     uint16_t ts_off = 0;       // 6-byte timestamp (level seq_ts only)
+    uint16_t id_off = 0;       // UDP: run nonce then stream id (2 + 2 bytes)
     uint8_t seq_bits = 48;     // 48 (UDP) or 32 (TCP)
 };
 
@@ -46,7 +50,7 @@ void sig_init(std::vector<uint8_t>& frame, const SigLayout& l, uint16_t nonce, u
 
 // Stream id of a frame signed with layout `l` (a frame we built: no bounds checks needed).
 inline uint16_t sig_stream(const uint8_t* f, const SigLayout& l) {
-    const uint8_t* p = l.tcp ? f + l.l4_off + 18 : f + l.seq_off - 2;
+    const uint8_t* p = l.tcp ? f + l.l4_off + 18 : f + l.id_off + 2;
     return static_cast<uint16_t>(p[0] << 8 | p[1]);
 }
 

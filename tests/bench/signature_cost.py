@@ -77,10 +77,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--seconds", type=float, default=1)
     ap.add_argument("--bursts", default="64,32", help="net_null burst sizes (comma-separated)")
+    ap.add_argument("--no-veth", action="store_true", help="net_null only")
     a = ap.parse_args()
     for b in [int(x) for x in a.bursts.split(",")]:
         compare(f"net_null dpdk burst {b}", lambda signed, sec, b=b: null_rate(signed, sec, b), a.rounds,
                 a.seconds)
+    if a.no_veth:
+        return
     subprocess.run(["bash", TB, "up"], check=True, stdout=subprocess.DEVNULL)
     try:
         subprocess.run(["ip", "-n", "lr-b", "link", "set", "dev", "lr1", "xdp", "obj", BPF_OBJ, "sec", "xdp"],

@@ -13,7 +13,7 @@
 #include <bpf/bpf_helpers.h>
 
 #define ETH_IP_UDP 42  /* Ethernet + IPv4 + UDP */
-#define SEQ_LO (ETH_IP_UDP + 10)  /* low 16 bits of the 48-bit sequence */
+#define SEQ_LO (ETH_IP_UDP + 6)   /* low 16 bits of the 48-bit sequence (payload bytes 2..7) */
 #define TS_BYTE (ETH_IP_UDP + 17) /* last timestamp byte */
 #define UDP_CSUM 40
 

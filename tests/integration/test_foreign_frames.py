@@ -15,14 +15,14 @@ random.seed(7)
 nonce = int(sys.argv[2])
 def base():
     return Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="198.18.0.1", dst="198.18.0.2", ttl=1, flags="DF") / UDP(sport=1024, dport=1024)
-sig = lambda n, stream=0, seq=1: b"LR" + n.to_bytes(2, "big") + stream.to_bytes(2, "big") + seq.to_bytes(6, "big") + bytes(6)
+sig = lambda n, stream=0, seq=1: b"LR" + seq.to_bytes(6, "big") + bytes(6) + n.to_bytes(2, "big") + stream.to_bytes(2, "big")
 frames = []
 frames += [Ether(bytes(base() / Raw(sig(nonce, seq=i)))[:-2] + b"\xde\xad") for i in range(10)]       # bad checksum
 bad = [base() / Raw(sig(nonce, seq=i)) for i in range(10)]
 for f in bad: f[UDP].chksum = 0x1234                                                              # wrong checksum
 frames += bad
 frames += [base() / Raw(sig(nonce, stream=999, seq=i)) for i in range(10)]                          # unknown stream
-frames += [base() / Raw(b"LR" + nonce.to_bytes(2, "big") + bytes(4)) for _ in range(10)]           # no room for seq
+frames += [base() / Raw(b"LR" + bytes(6) + nonce.to_bytes(2, "big") + bytes(1)) for _ in range(10)]  # 11 bytes: no room
 nochk = [base() / Raw(sig(nonce, seq=i)) for i in range(10)]
 for f in nochk: f[UDP].chksum = 0                                                                  # no checksum
 frames += nochk
@@ -30,7 +30,7 @@ frames += [base() / Raw(b"LR" + bytes(random.getrandbits(8) for _ in range(16)))
 wrpcap(sys.argv[1], frames)
 print(len(frames))
 '''
-MALFORMED = 50  # the frames above that carry this run's nonce
+MALFORMED = 40  # the frames above with room for a signature that carry this run's nonce
 HOSTILE_TOTAL = 100
 
 

@@ -81,7 +81,8 @@ TEST(Signature, CorruptedBytesAreMalformedNeverOurs) {
         const auto l = sig_layout(s);
         // Flip each bit after the magic and nonce: the L4 checksum must catch it.
         for (size_t i = l.l4_off; i < f.size(); ++i) {
-            if (!l.tcp && (i >= l.seq_off - 6u && i < l.seq_off - 2u)) continue;   // magic, nonce
+            if (!l.tcp && ((i >= l.seq_off - 2u && i < l.seq_off) || (i >= l.id_off && i < l.id_off + 2u)))
+                continue;  // magic, nonce
             if (l.tcp && (i >= l.l4_off + 8u && i < l.l4_off + 12u)) continue;      // magic, nonce
             for (int bit = 0; bit < 8; ++bit) {
                 auto g = f;
@@ -125,14 +126,15 @@ TEST(Signature, HostileInputNeverReadsOutOfBoundsNorCountsAsOurs) {
             EXPECT_GE(buf.size(), 60u);
         }
     }
-    // Magic at the right place but otherwise hostile: never ours.
+    // Magic and this run's nonce at the right places but otherwise hostile: malformed, never ours.
     std::vector<uint8_t> hostile(good.size(), 0xff);
     std::copy(good.begin(), good.begin() + 42, hostile.begin());
+    const auto l = sig_layout(s);
     hostile[42] = 0x4c;
     hostile[43] = 0x52;
-    hostile[44] = 0xab;
-    hostile[45] = 0xcd;
-    EXPECT_NE(sig_classify(hostile.data(), hostile.size(), 0xabcd, 1).cls, FrameClass::ours);
+    hostile[l.id_off] = 0xab;
+    hostile[l.id_off + 1] = 0xcd;
+    EXPECT_EQ(sig_classify(hostile.data(), hostile.size(), 0xabcd, 1).cls, FrameClass::malformed);
 }
 
 TEST(Signature, UnsignedAndNonIpFramesAreForeign) {
@@ -278,4 +280,30 @@ TEST(TxSigner, BurstStampIsValidAcrossEveryCarryAndWrap) {
                 EXPECT_EQ(signer.sent()[0], expect);  // the counter started at `start`
             }
         }
+}
+
+// The wire layout, byte by byte, as docs/measurement.md states it (what other tools decode).
+TEST(Signature, UdpWireLayoutIsAsDocumented) {
+    auto s = spec(64, L4::udp);  // 18 payload bytes: sequence and timestamp
+    const auto l = sig_layout(s);
+    auto f = signed_frame(s, 0x0a0b, 0x0c0d);
+    sig_stamp(f.data(), l, 0x010203040506, 0x111213141516);
+    const std::vector<uint8_t> want = {0x4c, 0x52, 1, 2, 3, 4, 5, 6, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16,
+                                       0x0a, 0x0b, 0x0c, 0x0d};
+    EXPECT_EQ(std::vector<uint8_t>(f.begin() + 42, f.begin() + 60), want);
+    EXPECT_EQ(l.csum_off + 4u, l.seq_off);  // checksum, magic, sequence, timestamp: 16 contiguous bytes
+    auto v = spec(68, L4::udp, false, true);  // VLAN: 18 payload bytes too
+    EXPECT_EQ(sig_layout(v).level, SigLevel::seq_ts);
+    auto t = spec(64, L4::udp, false, true);  // VLAN at 64: 14 payload bytes, no timestamp
+    const auto lt = sig_layout(t);
+    ASSERT_EQ(lt.level, SigLevel::seq);
+    auto g = signed_frame(t, 0x0a0b, 0x0c0d);
+    sig_stamp(g.data(), lt, 0x010203040506, 0);
+    const std::vector<uint8_t> want_seq = {0x4c, 0x52, 1, 2, 3, 4, 5, 6, 0x0a, 0x0b, 0x0c, 0x0d};
+    EXPECT_EQ(std::vector<uint8_t>(g.begin() + 46, g.begin() + 58), want_seq);
+    const auto r = sig_classify(g.data(), g.size(), 0x0a0b, 0x0c0e);
+    EXPECT_EQ(r.cls, FrameClass::ours);
+    EXPECT_FALSE(r.has_ts);
+    EXPECT_EQ(r.seq, 0x010203040506u);
+    EXPECT_EQ(r.stream, 0x0c0d);
 }
