@@ -37,17 +37,22 @@ const TscRate& tsc_rate();
 // What the report calls the TX/RX timestamp source.
 std::string clock_source_name();
 
-// One per worker, not shared: its anchor lives in the worker's own cache.
+// One per worker, not shared: its anchor and a copy of the rate live in the worker's own
+// cache line.
 class BurstClock {
 public:
-    BurstClock() : r_(tsc_rate()) {
-        if (r_.usable) anchor();
+    BurstClock() {
+        const TscRate& r = tsc_rate();
+        usable_ = r.usable;
+        mult_ = r.mult;
+        anchor_ticks_ = r.anchor_ticks;
+        if (usable_) anchor();
     }
     uint64_t now() {
 #ifdef LR_HAVE_TSC
-        if (r_.usable) {
+        if (usable_) {
             const uint64_t d = __rdtsc() - tsc0_;
-            if (d < r_.anchor_ticks) return ns0_ + ((d * r_.mult) >> 32);
+            if (d < anchor_ticks_) return ns0_ + ((d * mult_) >> 32);
             anchor();
             return ns0_;
         }
@@ -63,7 +68,7 @@ private:
         // to eight pairs is kept, stopping at the first within 100 ns (typically ~35 ns).
         // This runs once per millisecond.
         uint64_t best = ~uint64_t(0);
-        for (int tries = 0; tries < 8 && best * 10'000 >= r_.anchor_ticks; ++tries) {
+        for (int tries = 0; tries < 8 && best * 10'000 >= anchor_ticks_; ++tries) {
             const uint64_t a = __rdtsc();
             const uint64_t n = now_ns();
             const uint64_t b = __rdtsc();
@@ -76,7 +81,8 @@ private:
 #endif
     }
 
-    const TscRate& r_;
+    bool usable_ = false;
+    uint64_t mult_ = 0, anchor_ticks_ = 0;
     uint64_t tsc0_ = 0, ns0_ = 0;
 };
 
