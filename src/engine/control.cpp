@@ -161,13 +161,15 @@ private:
                 return false;
         return true;
     }
-    void emit_interval(const stats::Snapshot& cur) {
+    void emit_interval(const stats::Snapshot& cur, bool final = false) {
         auto row = stats::interval(res_.ids, last_, cur, res_.violations);
+        take_latency(row, final);
         res_.intervals.push_back(row);
         if (sink_) sink_(row);
         last_ = cur;
     }
     void watchdog(const stats::Snapshot& s);
+    void take_latency(stats::IntervalRow& row, bool final);
     void finish(const stats::Snapshot& fin);
 
     Backend& be_;
@@ -178,6 +180,8 @@ private:
     std::vector<WorkerPlan> plans_;
     std::vector<std::vector<uint64_t>> tx_sent_;
     std::vector<stats::RxResult> rx_results_;
+    std::vector<stats::LatencyTaker> lat_;  // live latency, per plan (RX plans with `live`)
+    bool lat_live_ = false;
     size_t n_ = 0;
     RunResult res_;
     Clock::time_point t0_;
@@ -227,9 +231,17 @@ RunResult Controller::run() {
     auto& plans = plans_;
     tx_sent_.resize(plans.size());
     rx_results_.resize(plans.size());
+    // Receivers that measure latency hand over a histogram per interval (user-space RX of
+    // signed frames; the XDP sink and the reflector measure none).
+    lat_live_ = spec_.live_latency();
+    lat_.assign(plans.size(), {});
     for (size_t i = 0; i < plans.size(); ++i) {
-        if (plans[i].id.dir == Dir::tx) plans[i].tx_sent = &tx_sent_[i];
-        else plans[i].rx_result = &rx_results_[i];
+        if (plans[i].id.dir == Dir::tx) {
+            plans[i].tx_sent = &tx_sent_[i];
+        } else {
+            plans[i].rx_result = &rx_results_[i];
+            if (lat_live_) rx_results_[i].live = std::make_unique<stats::LatencyExchange>();
+        }
     }
     for (const auto& p : plans) res_.ids.push_back(p.id);
     res_.loopback = spec_.tx_enabled() && spec_.rx_enabled() && !spec_.reflect;
@@ -299,9 +311,50 @@ RunResult Controller::run() {
     res_.tx_seconds = tx ? tx_end : fin.t;
     res_.drain_seconds = tx && drain_start >= 0 ? fin.t - drain_start : 0;
     res_.total_seconds = fin.t;
-    if (fin.t - last_.t > 1e-6) emit_interval(fin);
+    if (fin.t - last_.t > 1e-6) {
+        emit_interval(fin, true);
+    } else {
+        stats::IntervalRow rest;
+        take_latency(rest, true);  // the workers have ended: whatever is left joins the totals
+    }
     finish(fin);
     return std::move(res_);
+}
+
+void Controller::take_latency(stats::IntervalRow& row, bool final) {
+    if (!lat_live_) return;
+    stats::LatencyHistogram iv;
+    if (final) {
+        // The workers have ended (join): both buffers are the control thread's.
+        for (size_t i = 0; i < rx_results_.size(); ++i)
+            if (auto* x = rx_results_[i].live.get()) lat_[i].final(*x, rx_results_[i].latency, iv);
+    } else {
+        // Ask every receiver to switch buffers, then take the buffers they leave. A worker
+        // that does not answer within 2 ms (descheduled) keeps its request pending: its
+        // frames are counted in a later interval, never lost.
+        for (size_t i = 0; i < rx_results_.size(); ++i) {
+            auto* x = rx_results_[i].live.get();
+            if (!x) continue;
+            lat_[i].collect(*x, rx_results_[i].latency, iv);  // a request left from the last interval
+            lat_[i].request(*x);
+        }
+        const auto deadline = Clock::now() + std::chrono::milliseconds(2);
+        for (;;) {
+            bool waiting = false;
+            for (size_t i = 0; i < rx_results_.size(); ++i) {
+                auto* x = rx_results_[i].live.get();
+                if (x && lat_[i].pending() && !lat_[i].collect(*x, rx_results_[i].latency, iv)) waiting = true;
+            }
+            if (!waiting || Clock::now() > deadline) break;
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+    }
+    row.latency_live = true;
+    row.lat_count = iv.count();
+    row.lat_min = iv.min();
+    row.lat_p50 = iv.percentile(0.5);
+    row.lat_p99 = iv.percentile(0.99);
+    row.lat_max = iv.max();
 }
 
 void Controller::finish(const stats::Snapshot& fin) {

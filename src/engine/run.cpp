@@ -49,7 +49,7 @@ int run(const spec::RunSpec& spec) {
     if (spec.tx_enabled() && spec.signed_frames())
         fmt::print("linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
                    packet::sig_level_str(spec.sig_level()), spec.nonce, spec.nonce);
-    if (!spec.quiet) report::print_header(stdout);
+    if (!spec.quiet) report::print_header(stdout, spec.live_latency());
     IntervalSink sink;
     if (!spec.quiet) sink = [](const stats::IntervalRow& r) { report::print_interval(stdout, r); };
     const RunResult res = run_control(*be, spec, sink);

@@ -7,16 +7,23 @@
 
 namespace lr::report {
 
-void print_header(std::FILE* out) {
-    fmt::print(out, "{:>8} | {:>9} {:>8} {:>8} | {:>9} {:>8} {:>8} | {:>9} {:>9} {:>9}\n", "time", "TX Mpps",
+void print_header(std::FILE* out, bool latency) {
+    fmt::print(out, "{:>8} | {:>9} {:>8} {:>8} | {:>9} {:>8} {:>8} | {:>9} {:>9} {:>9}", "time", "TX Mpps",
                "L1 Gb/s", "L2 Gb/s", "RX Mpps", "L1 Gb/s", "L2 Gb/s", "seq gaps", "drops", "backpres");
+    if (latency) fmt::print(out, " | {:>9} {:>9}", "p50 us", "p99 us");
+    fmt::print(out, "\n");
     std::fflush(out);
 }
 
 void print_interval(std::FILE* out, const stats::IntervalRow& row) {
-    fmt::print(out, "{:>7.2f}s | {:>9.3f} {:>8.3f} {:>8.3f} | {:>9.3f} {:>8.3f} {:>8.3f} | {:>9} {:>9} {:>9}\n",
+    fmt::print(out, "{:>7.2f}s | {:>9.3f} {:>8.3f} {:>8.3f} | {:>9.3f} {:>8.3f} {:>8.3f} | {:>9} {:>9} {:>9}",
                row.t1, row.tx.pps() / 1e6, row.tx.l1_bps() / 1e9, row.tx.l2_bps() / 1e9, row.rx.pps() / 1e6,
                row.rx.l1_bps() / 1e9, row.rx.l2_bps() / 1e9, row.seq_gaps, row.drops, row.backpressure);
+    if (row.latency_live && row.lat_count)
+        fmt::print(out, " | {:>9.3f} {:>9.3f}", row.lat_p50 / 1e3, row.lat_p99 / 1e3);
+    else if (row.latency_live)
+        fmt::print(out, " | {:>9} {:>9}", "-", "-");
+    fmt::print(out, "\n");
     std::fflush(out);
 }
 

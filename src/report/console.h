@@ -6,7 +6,8 @@
 
 namespace lr::report {
 
-void print_header(std::FILE* out);
+// latency: the run measures latency live (RunSpec::live_latency): two more columns.
+void print_header(std::FILE* out, bool latency);
 void print_interval(std::FILE* out, const stats::IntervalRow& row);
 void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunResult& r);
 

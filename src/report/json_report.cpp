@@ -33,7 +33,7 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
     j["environment"] = environment;
 
     auto intervals = nlohmann::json::array();
-    for (const auto& row : r.intervals)
+    for (const auto& row : r.intervals) {
         intervals.push_back({{"t0", row.t0},
                              {"t1", row.t1},
                              {"tx", rates(row.tx)},
@@ -42,6 +42,15 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                              {"backpressure", row.backpressure},
                              {"rx_ours", row.rx_ours},
                              {"seq_gaps", row.seq_gaps}});
+        // Latency of the frames measured in this interval (ns); null when not measured live.
+        intervals.back()["latency"] =
+            row.latency_live ? nlohmann::json{{"count", row.lat_count},
+                                              {"min", row.lat_min},
+                                              {"p50", row.lat_p50},
+                                              {"p99", row.lat_p99},
+                                              {"max", row.lat_max}}
+                             : nlohmann::json(nullptr);
+    }
     j["intervals"] = std::move(intervals);
 
     auto queues = nlohmann::json::array();

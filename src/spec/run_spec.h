@@ -75,6 +75,9 @@ struct RunSpec {
         return signature ? packet::sig_layout(frame).level : packet::SigLevel::none;
     }
     bool signed_frames() const { return sig_level() != packet::SigLevel::none; }
+    // Receivers measure latency per interval: user-space RX of signed frames (the XDP sink
+    // and the reflector measure none).
+    bool live_latency() const { return signed_frames() && rx_enabled() && !reflect && rx_mode != "xdp"; }
     uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : LR_SINK_MAX_STREAMS; }
 
     // Throws UsageError with a precise message on any inconsistency.

@@ -58,4 +58,29 @@ uint64_t LatencyHistogram::percentile(double q) const {
     return max_;
 }
 
+void LatencyTaker::request(LatencyExchange& x) {
+    if (pending_) return;
+    x.request.store(++req_, std::memory_order_release);  // buf[req_ & 1] was cleared by collect()
+    pending_ = true;
+}
+
+bool LatencyTaker::collect(LatencyExchange& x, LatencyHistogram& total, LatencyHistogram& iv) {
+    if (!pending_ || x.done.load(std::memory_order_acquire) != req_) return false;
+    auto& h = x.buf[(req_ - 1) & 1];  // the buffer the worker has just left
+    total.merge(h);
+    iv.merge(h);
+    h.reset();
+    pending_ = false;
+    return true;
+}
+
+void LatencyTaker::final(LatencyExchange& x, LatencyHistogram& total, LatencyHistogram& iv) {
+    for (auto& h : x.buf) {
+        total.merge(h);
+        iv.merge(h);
+        h.reset();
+    }
+    pending_ = false;
+}
+
 }  // namespace lr::stats

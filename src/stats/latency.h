@@ -2,6 +2,7 @@
 // RFC 3550 interarrival jitter. Single writer (the RX worker); merged by the control thread.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +20,7 @@ public:
 
     void add(uint64_t ns);
     void merge(const LatencyHistogram& o);
+    void reset() { *this = LatencyHistogram{}; }
     uint64_t count() const { return count_; }
     uint64_t min() const { return count_ ? min_ : 0; }
     uint64_t max() const { return max_; }
@@ -34,6 +36,35 @@ public:
 private:
     std::array<uint64_t, kBuckets> counts_{};
     uint64_t count_ = 0, sum_ = 0, min_ = UINT64_MAX, max_ = 0;
+};
+
+// Live latency: hands interval histograms from an RX worker to the control thread without
+// either side touching a histogram the other is using. The worker adds samples to
+// buf[done & 1]. To take an interval, the control thread (which has cleared the other
+// buffer) raises `request`; at its next poll the worker moves to buf[request & 1] and
+// publishes `done = request` (release), after which the buffer it left is the control
+// thread's to read, merge and clear. One relaxed-cost load per worker poll; no locks.
+struct LatencyExchange {
+    LatencyHistogram buf[2];
+    alignas(64) std::atomic<uint32_t> request{0};  // written by the control thread
+    alignas(64) std::atomic<uint32_t> done{0};     // written by the worker
+};
+
+// The control thread's side of one LatencyExchange.
+class LatencyTaker {
+public:
+    // Asks the worker to switch buffers, unless the previous request is still unanswered.
+    void request(LatencyExchange& x);
+    // If the worker has answered, merges the buffer it left into `total` and `iv`, clears it
+    // and returns true; false while the request is unanswered (or none is pending).
+    bool collect(LatencyExchange& x, LatencyHistogram& total, LatencyHistogram& iv);
+    bool pending() const { return pending_; }
+    // Once the worker has ended: both buffers.
+    void final(LatencyExchange& x, LatencyHistogram& total, LatencyHistogram& iv);
+
+private:
+    uint32_t req_ = 0;
+    bool pending_ = false;
 };
 
 // RFC 3550 section 6.4.1 interarrival jitter: J += (|D| - J) / 16, with D the difference of

@@ -23,7 +23,7 @@ void RxMeasure::on_ours(const packet::SigInfo& r) {
     if (r.has_ts) {
         const uint64_t lat = (now48_ - r.ts_ns) & kTsMask;
         if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
-            out_->latency.add(lat);
+            lat_->add(lat);
             st.jitter.add(r.ts_ns, r.ts_ns + lat);
         }
     }

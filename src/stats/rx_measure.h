@@ -4,6 +4,7 @@
 // the worker's QueueCounters; per-stream detail is handed over once, after the worker ends.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "packet/signature.h"
@@ -21,7 +22,11 @@ struct StreamRx {
 // What an RX worker hands to the control thread when it ends.
 struct RxResult {
     std::vector<StreamRx> streams;  // indexed by stream id
-    LatencyHistogram latency;       // RX clock minus the TX timestamp
+    // RX clock minus the TX timestamp. With `live`, the worker writes live->buf and the
+    // control thread merges each interval's buffer in here; without it, the worker writes
+    // here directly and the control thread reads it after join().
+    LatencyHistogram latency;
+    std::unique_ptr<LatencyExchange> live;
     // XDP counting sink instead of user-space tracking: per stream {frames, highest seq + 1}.
     std::vector<std::pair<uint64_t, uint64_t>> sink;
 };
@@ -30,10 +35,21 @@ class RxMeasure {
 public:
     // signature=false: every frame counts as ours (plain frames, no sequence tracking).
     RxMeasure(bool signature, uint16_t nonce, uint32_t streams, RxResult* out)
-        : sig_(signature), nonce_(nonce), nstreams_(streams), out_(out) {
+        : sig_(signature), nonce_(nonce), nstreams_(streams), out_(out), live_(out->live.get()),
+          lat_(live_ ? &live_->buf[0] : &out->latency) {
         out_->streams.resize(streams);
     }
     void burst_time(uint64_t rx_ns) { now48_ = rx_ns & kTsMask; }
+    // Once per loop iteration (with or without frames): answers the control thread's request
+    // for the interval's latency histogram (see LatencyExchange).
+    void poll() {
+        if (!live_) return;
+        const uint32_t r = live_->request.load(std::memory_order_acquire);
+        if (r == seen_) return;
+        seen_ = r;
+        lat_ = &live_->buf[r & 1];
+        live_->done.store(r, std::memory_order_release);
+    }
     void frame(const uint8_t* p, uint32_t len) {
         if (!sig_) {  // plain frames: each one counts as a distinct test frame
             ++ours_;
@@ -60,6 +76,9 @@ private:
     uint16_t nonce_;
     uint32_t nstreams_;
     RxResult* out_;
+    LatencyExchange* live_;
+    LatencyHistogram* lat_;
+    uint32_t seen_ = 0;
     uint64_t now48_ = 0;
     uint64_t ours_ = 0, foreign_ = 0, malformed_ = 0, stale_ = 0;
     uint64_t dup_ = 0, reordered_ = 0, late_ = 0, unique_ = 0, gaps_ = 0;

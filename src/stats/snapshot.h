@@ -75,6 +75,10 @@ struct IntervalRow {
     uint64_t backpressure = 0;  // TX partial bursts, delta
     uint64_t rx_ours = 0;       // test frames of this run received, delta
     uint64_t seq_gaps = 0;      // receivers' open sequence gaps at the end of the interval (running loss)
+    // Live latency (signed runs with timestamps): frames whose latency was measured in this
+    // interval, and their percentiles in ns. `latency_live` is false when not measured.
+    bool latency_live = false;
+    uint64_t lat_count = 0, lat_min = 0, lat_p50 = 0, lat_p99 = 0, lat_max = 0;
 };
 
 // Delta between two snapshots. Appends a message to `violations` for every counter that

@@ -32,11 +32,12 @@ def need_root_and_hugepages(pages=512):
         skip(f"cannot reserve hugepages: {e}")
 
 
-def run(args, eal=(), timeout=300, expect_rc=0, prefix=()):
-    """Runs linerate with `args` and EAL args; returns (rc, stdout, stderr, report-or-None)."""
+def run(args, eal=(), timeout=300, expect_rc=0, prefix=(), quiet=True):
+    """Runs linerate with `args` and EAL args; returns (rc, stdout, stderr, report-or-None).
+    quiet=False keeps the live lines in stdout."""
     with tempfile.TemporaryDirectory() as d:
         report = os.path.join(d, "report.json")
-        cmd = list(prefix) + [LINERATE, "run", "-q", "--json", report] + list(args)
+        cmd = list(prefix) + [LINERATE, "run"] + (["-q"] if quiet else []) + ["--json", report] + list(args)
         if eal:
             cmd += ["--"] + list(eal)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

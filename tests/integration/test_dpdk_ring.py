@@ -85,6 +85,24 @@ def stuck_device_is_invalid():
     check(q["unsent"] == rep["spec"]["burst"] == 64 and q["backpressure"] > 0, f"queue {q}")
 
 
+def live_latency_per_interval():
+    # Two RX queues hand their latency histograms to the control thread every interval: each
+    # full interval carries latency, and the intervals add up to the final count exactly.
+    _, out, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0,queues=2", "--rx", "ring1,queues=2", "--duration", "2s",
+                                           "--interval", "250ms", "--rate", "400k"], NO_PCI, quiet=False)
+    iv = rep["intervals"]
+    check(len(iv) >= 8, f"{len(iv)} intervals")
+    lat = [i["latency"] for i in iv]
+    check(all(x is not None for x in lat), f"intervals without latency: {lat}")
+    full = [x for i, x in zip(iv, lat) if i["t1"] - i["t0"] > 0.2 and i["t1"] < 2.0]
+    check(all(x["count"] > 0 and 0 < x["min"] <= x["p50"] <= x["p99"] <= x["max"] for x in full),
+          f"interval latency: {full}")
+    total = rep["latency"]["count"]
+    check(sum(x["count"] for x in lat) == total == rep["totals"]["rx_classes"]["distinct"],
+          f"intervals {sum(x['count'] for x in lat)}, total {total}, received {rep['totals']['rx_classes']}")
+    check("p50 us" in out and "p99 us" in out, "live lines show latency columns")
+
+
 def ring_jumbo():
     _, _, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0", "--rx", "ring1", "--count", "20000", "--size", "9000"],
                        NO_PCI)
@@ -101,6 +119,7 @@ if __name__ == "__main__":
     r.case("ring pair tcp ipv6 78B x2 queues", ring_exact, "tcp", True, 78)
     r.case("ring pair udp ipv4 64B x1 queue", ring_exact, "udp", False, 64, 1)
     r.case("ring pair jumbo 9000B", ring_jumbo)
+    r.case("live latency per interval, 2 RX queues", live_latency_per_interval)
     r.case("ring pair vdev loopback", ring_vdev_loopback)
     r.case("net_null exact count", null_tx_count)
     r.case("net_null duration and intervals", null_tx_duration)

@@ -329,6 +329,7 @@ void XskQueue::rr_loop(const LoopCtx& c, const LoopCtx& rcfg, uint32_t outstandi
     bool tx_done = false;
     while (!rcfg.ctl->stop_rx.load(std::memory_order_relaxed)) {
         ++polls;
+        meas.poll();
         uint32_t idx = 0;
         const uint32_t nc = xsk_ring_cons__peek(&r_->comp, 2 * cfg_.ring, &idx);
         for (uint32_t i = 0; i < nc; ++i) free_tx.push_back(*xsk_ring_cons__comp_addr(&r_->comp, idx + i));
@@ -420,6 +421,7 @@ void XskQueue::rx_loop(const LoopCtx& c) {
     const auto* umem = static_cast<const uint8_t*>(umem_area_);
     while (!stop.load(std::memory_order_relaxed)) {
         publish(ctr.polls, ++polls);
+        meas.poll();
         uint32_t idx = 0;
         const uint32_t n = xsk_ring_cons__peek(&r_->rx, c.burst, &idx);
         if (n == 0) {

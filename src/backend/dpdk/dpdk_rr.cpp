@@ -39,6 +39,7 @@ void rr_loop(const WorkerCtx& w) {
     const uint16_t burst = static_cast<uint16_t>(w.burst);
     while (!r.ctl->stop_rx.load(std::memory_order_relaxed)) {
         ++polls;
+        meas.poll();
         const uint16_t n = rte_eth_rx_burst(r.port, r.queue, bufs, burst);
         if (n) {
             last = clk.now();

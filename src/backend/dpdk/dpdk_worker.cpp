@@ -105,6 +105,7 @@ void rx_loop(const WorkerCtx& w) {
     while (!stop.load(std::memory_order_relaxed)) {
         const uint16_t n = rte_eth_rx_burst(w.port, w.queue, bufs, burst);
         publish(c.polls, ++polls);
+        meas.poll();
         if (n == 0) {
             if (w.yield_when_idle && ++idle >= 64) {
                 idle = 0;
