@@ -68,8 +68,11 @@ def compare(name, fn, rounds, seconds):
         print(f"{name} round {i + 1}: plain {off[-1]:.3f} Mpps, signed {on[-1]:.3f} Mpps, "
               f"ratio {ratio[-1]:.3f}", flush=True)
     a, b, r = statistics.median(off), statistics.median(on), statistics.median(ratio)
+    q = statistics.quantiles(ratio, n=4) if len(ratio) >= 2 else [r, r, r]
+    # The spread says how far to trust the median: when the host moves the vCPU between a slow
+    # and a fast state mid-round, single ratios land far from 1 on both sides.
     print(f"{name}: median plain {a:.3f}, signed {b:.3f} Mpps; cost (median of the per-round ratios) "
-          f"{100 * (1 - r):.1f} %", flush=True)
+          f"{100 * (1 - r):.1f} %, ratio quartiles {q[0]:.3f}..{q[2]:.3f}", flush=True)
 
 
 def main():
