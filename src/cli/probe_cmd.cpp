@@ -13,6 +13,7 @@
 #include "backend/afxdp/netdev.h"
 #include "backend/afxdp/xdp_prog.h"
 #include "backend/afxdp/xsk_queue.h"
+#include "stats/tsc_clock.h"
 #include "util/error.h"
 
 namespace lr::cli {
@@ -140,6 +141,14 @@ int run_probe(const ProbeOptions& o) {
                                   : "no free hugepages (echo 1024 > /sys/kernel/mm/hugepages/hugepages-2048kB/"
                                     "nr_hugepages), or pass --no-huge to the EAL"});
 
+    // Timestamps: the TSC when the kernel keeps time with it (not an afxdp requirement).
+    const auto& tsc = stats::tsc_rate();
+    j["timestamps"] = {{"source", stats::clock_source_name()}, {"tsc", tsc.usable}};
+    checks.push_back({"timestamps", tsc.usable,
+                      tsc.usable ? fmt::format("TSC at {:.3f} GHz, re-anchored to CLOCK_MONOTONIC every 1 ms",
+                                               static_cast<double>(tsc.anchor_ticks) / 1e6)
+                                 : "CLOCK_MONOTONIC per burst (" + tsc.why + "): correct, ~13 ns a burst slower"});
+
     fmt::print("linerate probe {}: kernel {}, driver {}, {} RX / {} TX queues, MTU {}\n", nd.name, u.release,
                nd.driver.empty() ? "?" : nd.driver, nd.rx_queues, nd.tx_queues, nd.mtu);
     bool afxdp_ok = true;
@@ -147,7 +156,7 @@ int run_probe(const ProbeOptions& o) {
     for (const auto& c : checks) {
         fmt::print("  [{}] {:<15} {}\n", c.ok ? "ok" : "--", c.name, c.detail);
         arr.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}});
-        if (!c.ok && c.name != "dpdk" && c.name != "bpffs") afxdp_ok = false;
+        if (!c.ok && c.name != "dpdk" && c.name != "bpffs" && c.name != "timestamps") afxdp_ok = false;
     }
     fmt::print("afxdp backend: {}\n", afxdp_ok ? "usable" : "NOT usable (see the checks marked --)");
     j["checks"] = arr;

@@ -142,6 +142,29 @@ def zero_copy_refused_clearly():
         check(not bed.xdp_attached(bed.nsa, bed.ifb), "nothing left attached after the refusal")
 
 
+def probe_reports_and_leaves_nothing():
+    """`linerate probe` on a veth: what works (native XDP, copy-mode sockets, the TSC clock),
+    what does not (zero-copy), and nothing left attached; the clock fallback says why."""
+    with VethBed(unique("lxp"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "probe", bed.ifa, "--json", f"{d}/p.json"], timeout=60)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+        p = report(f"{d}/p.json")
+        checks = {c["check"]: c for c in p["checks"]}
+        check(p["afxdp_usable"] and checks["af_xdp socket"]["ok"], f"probe: {p['checks']}")
+        check(p["af_xdp"]["copy"] == "supported" and p["af_xdp"]["zero-copy"].startswith("unavailable"),
+              f"af_xdp {p['af_xdp']}")
+        check(checks["xdp attach"]["ok"] and p["xdp"]["native"] == "supported", f"xdp {p['xdp']}")
+        tsc = open("/sys/devices/system/clocksource/clocksource0/current_clocksource").read().strip() == "tsc"
+        check(checks["timestamps"]["ok"] == tsc and p["timestamps"]["tsc"] == tsc, f"timestamps {p['timestamps']}")
+        check(not bed.xdp_attached(bed.nsa, bed.ifa), "probe left an XDP program attached")
+        r = bed.run(bed.nsa, ["env", "LINERATE_CLOCK=monotonic", LINERATE, "probe", bed.ifa, "--json", f"{d}/q.json"],
+                    timeout=60)
+        q = report(f"{d}/q.json")
+        check(r.returncode == 0 and not q["timestamps"]["tsc"] and "LINERATE_CLOCK=monotonic" in q["timestamps"]["source"],
+              f"fallback: {q['timestamps']}")
+        check(q["afxdp_usable"], "the clock fallback does not make the backend unusable")
+
+
 def foreign_program_refused():
     with VethBed(unique("lxe"), same_ns=True) as bed:
         obj = os.path.join(os.path.dirname(LINERATE), "..", "bpf", "xdp_rx.bpf.o")
@@ -170,5 +193,6 @@ if __name__ == "__main__":
     r.case("cleanup after SIGINT", cleanup_after_signal, signal.SIGINT)
     r.case("cleanup after SIGKILL", cleanup_after_signal, signal.SIGKILL)
     r.case("foreign XDP program refused, untouched", foreign_program_refused)
+    r.case("probe: capabilities, clock, nothing left attached", probe_reports_and_leaves_nothing)
     r.case("zero-copy on veth: clear error, nothing attached", zero_copy_refused_clearly)
     r.finish()
