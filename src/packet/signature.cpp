@@ -41,6 +41,41 @@ uint16_t l4_sum(const uint8_t* ip, bool v6, const uint8_t* l4, size_t l4len, uin
     return static_cast<uint16_t>(csum_partial(l4, l4len, csum_partial(ph, n)));
 }
 
+// Ethernet with at most one 802.1Q/802.1ad tag, then an option-less IPv4 header or an IPv6
+// header, all within `len`. What each caller checks beyond that is its own.
+struct L3 {
+    size_t ip_off = 0, l4_off = 0;
+    bool v6 = false;
+    uint8_t proto = 0;
+};
+bool walk_l3(const uint8_t* p, size_t len, L3& h) {
+    if (len < 14) return false;
+    size_t off = 12;
+    uint16_t et = rd16(p + off);
+    off += 2;
+    if (et == 0x8100 || et == 0x88a8) {
+        if (len < off + 4) return false;
+        et = rd16(p + off + 2);
+        off += 4;
+    }
+    const uint8_t* ip = p + off;
+    h.ip_off = off;
+    if (et == 0x0800) {
+        if (len < off + 20 || (ip[0] & 0xf) != 5) return false;
+        h.v6 = false;
+        h.proto = ip[9];
+        h.l4_off = off + 20;
+    } else if (et == 0x86dd) {
+        if (len < off + 40) return false;
+        h.v6 = true;
+        h.proto = ip[6];
+        h.l4_off = off + 40;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 const char* sig_level_str(SigLevel l) {
@@ -128,38 +163,24 @@ void sig_stamp(uint8_t* f, const SigLayout& l, uint64_t seq, uint64_t ts_ns) {
 
 SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t streams) {
     SigInfo r;
-    if (len < 14) return r;
-    size_t off = 12;
-    uint16_t et = rd16(p + off);
-    off += 2;
-    if (et == 0x8100 || et == 0x88a8) {
-        if (len < off + 4) return r;
-        et = rd16(p + off + 2);
-        off += 4;
-    }
-    const uint8_t* ip = p + off;
-    bool v6;
-    uint8_t proto;
-    size_t l4off, l4len;
-    if (et == 0x0800) {
-        if (len < off + 20 || (ip[0] >> 4) != 4 || (ip[0] & 0xf) != 5) return r;
+    L3 h;
+    if (!walk_l3(p, len, h)) return r;
+    const uint8_t* ip = p + h.ip_off;
+    const bool v6 = h.v6;
+    const uint8_t proto = h.proto;
+    const size_t l4off = h.l4_off;
+    size_t l4len;
+    if (!v6) {
+        if ((ip[0] >> 4) != 4) return r;
         if (rd16(ip + 6) & 0x3fff) return r;  // fragment
         const size_t tot = rd16(ip + 2);
-        if (tot < 20 || off + tot > len) return r;
-        v6 = false;
-        proto = ip[9];
-        l4off = off + 20;
+        if (tot < 20 || h.ip_off + tot > len) return r;
         l4len = tot - 20;
-    } else if (et == 0x86dd) {
-        if (len < off + 40 || (ip[0] >> 4) != 6) return r;
-        const size_t pl = rd16(ip + 4);
-        if (off + 40 + pl > len) return r;
-        v6 = true;
-        proto = ip[6];
-        l4off = off + 40;
-        l4len = pl;
     } else {
-        return r;
+        if ((ip[0] >> 4) != 6) return r;
+        const size_t pl = rd16(ip + 4);
+        if (l4off + pl > len) return r;
+        l4len = pl;
     }
     const uint8_t* l4 = p + l4off;
     uint16_t magic, got_nonce, stream;
@@ -218,29 +239,11 @@ SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t stre
 }
 
 bool reflect_swap(uint8_t* p, size_t len) {
-    if (len < 14) return false;
-    size_t off = 12;
-    uint16_t et = rd16(p + off);
-    off += 2;
-    if (et == 0x8100 || et == 0x88a8) {
-        if (len < off + 4) return false;
-        et = rd16(p + off + 2);
-        off += 4;
-    }
-    uint8_t* ip = p + off;
-    uint8_t proto;
-    size_t l4off;
-    if (et == 0x0800) {
-        if (len < off + 20 || (ip[0] & 0xf) != 5) return false;
-        proto = ip[9];
-        l4off = off + 20;
-    } else if (et == 0x86dd) {
-        if (len < off + 40) return false;
-        proto = ip[6];
-        l4off = off + 40;
-    } else {
-        return false;
-    }
+    L3 h;
+    if (!walk_l3(p, len, h)) return false;
+    uint8_t* ip = p + h.ip_off;
+    const uint8_t proto = h.proto;
+    const size_t l4off = h.l4_off;
     uint8_t* l4 = p + l4off;
     if (proto == 17) {
         if (len < l4off + 8 + 2 || rd16(l4 + 8) != kSigMagic) return false;
@@ -253,7 +256,7 @@ bool reflect_swap(uint8_t* p, size_t len) {
         for (size_t i = 0; i < n; ++i) std::swap(a[i], b[i]);
     };
     swap_n(p, p + 6, 6);
-    if (et == 0x0800) swap_n(ip + 12, ip + 16, 4);
+    if (!h.v6) swap_n(ip + 12, ip + 16, 4);
     else swap_n(ip + 8, ip + 24, 16);
     swap_n(l4, l4 + 2, 2);
     return true;

@@ -6,12 +6,12 @@
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <xdp/xsk.h>
 
 #include "engine/pacer.h"
+#include "engine/idle_yield.h"
 #include "engine/tx_signer.h"
 #include "stats/rx_measure.h"
 #include "stats/tsc_clock.h"
@@ -138,7 +138,7 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
     for (uint32_t i = 0; i < cfg_.frames; ++i) free_chunks[i] = static_cast<uint64_t>(cfg_.frames - 1 - i) * kChunk;
     size_t nfree = free_chunks.size();
     uint64_t submitted = 0, completed = 0, backpressure = 0, no_buffer = 0, kick_errors = 0, polls = 0;
-    uint32_t blocked = 0;
+    engine::IdleYield blocked(c.yield_when_idle);  // the receiver may share this core
     const int sfd = fd();
     auto reap = [&] {
         uint32_t idx = 0;
@@ -195,10 +195,7 @@ bool XskQueue::tx_loop(const LoopCtx& c) {
         if (got) xsk_ring_prod__submit(&r_->tx, got);
         submitted += got;
         kick();
-        if (got == 0 && c.yield_when_idle && ++blocked >= 64) {
-            blocked = 0;
-            sched_yield();
-        }
+        if (got == 0) blocked.idle();
         publish(ctr.packets, completed);  // what the kernel completed = what the device took
         publish(ctr.bytes, completed * c.wire_bytes);
         publish(ctr.backpressure, backpressure);
@@ -235,7 +232,7 @@ void XskQueue::reflect_loop(const LoopCtx& c, stats::QueueCounters& rxc) {
     stash.reserve(cfg_.frames);
     std::vector<xdp_desc> back(kMaxBurst), other(kMaxBurst);
     uint64_t rpkts = 0, rbytes = 0, tpkts = 0, tbytes = 0, foreign = 0, polls = 0, first = 0, last = 0, errs = 0;
-    uint32_t idle = 0;
+    engine::IdleYield idle(c.yield_when_idle);
     const int sfd = fd();
     const uint32_t burst = std::min<uint32_t>(c.burst, kMaxBurst);
     auto refill = [&] {
@@ -262,13 +259,10 @@ void XskQueue::reflect_loop(const LoopCtx& c, stats::QueueCounters& rxc) {
         if (n == 0) {
             if (xsk_ring_prod__needs_wakeup(&r_->fill)) recvfrom(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
             if (xsk_ring_prod__needs_wakeup(&r_->tx) && sendto(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0) ++errs;
-            if (c.yield_when_idle && ++idle >= 64) {
-                idle = 0;
-                sched_yield();
-            }
+            idle.idle();
             continue;
         }
-        idle = 0;
+        idle.busy();
         last = stats::now_ns();
         if (!first) first = last;
         uint32_t nb = 0, no = 0;
@@ -413,7 +407,7 @@ void XskQueue::rr_loop(const LoopCtx& c, const LoopCtx& rcfg, uint32_t outstandi
 void XskQueue::rx_loop(const LoopCtx& c) {
     auto& ctr = *c.counters;
     uint64_t packets = 0, bytes = 0, polls = 0, first = 0, last = 0;
-    uint32_t idle = 0;
+    engine::IdleYield idle(c.yield_when_idle);
     const int sfd = fd();
     const auto& stop = c.ctl->stop_rx;
     stats::RxMeasure meas(c.signature, c.nonce, c.rx_streams, c.rx_result);
@@ -426,13 +420,10 @@ void XskQueue::rx_loop(const LoopCtx& c) {
         const uint32_t n = xsk_ring_cons__peek(&r_->rx, c.burst, &idx);
         if (n == 0) {
             if (xsk_ring_prod__needs_wakeup(&r_->fill)) recvfrom(sfd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
-            if (c.yield_when_idle && ++idle >= 64) {
-                idle = 0;
-                sched_yield();
-            }
+            idle.idle();
             continue;
         }
-        idle = 0;
+        idle.busy();
         last = clk.now();  // one clock read per burst: RX timestamp of its frames
         if (!first) first = last;
         meas.burst_time(last);

@@ -7,10 +7,10 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <sched.h>
 
 #include "backend/dpdk/dpdk_worker.h"
 #include "engine/pacer.h"
+#include "engine/idle_yield.h"
 #include "engine/tx_signer.h"
 #include "stats/rx_measure.h"
 #include "stats/tsc_clock.h"
@@ -126,20 +126,17 @@ void reflect_loop(const WorkerCtx& w) {
     rte_mbuf* other[kMaxBurst];
     uint64_t rpkts = 0, rbytes = 0, tpkts = 0, tbytes = 0, foreign = 0, dropped = 0, backpressure = 0, polls = 0;
     uint64_t first = 0, last = 0;
-    uint32_t idle = 0;
+    engine::IdleYield idle(r.yield_when_idle);
     const uint16_t burst = static_cast<uint16_t>(w.burst);
     while (!w.ctl->stop_tx.load(std::memory_order_relaxed) && !r.ctl->stop_rx.load(std::memory_order_relaxed)) {
         publish(tc.polls, ++polls);
         publish(rc.polls, polls);
         const uint16_t n = rte_eth_rx_burst(r.port, r.queue, bufs, burst);
         if (n == 0) {
-            if (r.yield_when_idle && ++idle >= 64) {
-                idle = 0;
-                sched_yield();
-            }
+            idle.idle();
             continue;
         }
-        idle = 0;
+        idle.busy();
         last = stats::now_ns();
         if (!first) first = last;
         uint16_t nb = 0, no = 0;
@@ -163,13 +160,15 @@ void reflect_loop(const WorkerCtx& w) {
             sent = static_cast<uint16_t>(sent + k);
         }
         if (sent < nb) {
+            // Exact bytes of what the device accepted: take out the frames it never did.
+            for (uint16_t i = sent; i < nb; ++i) bb -= rte_pktmbuf_pkt_len(back[i]) + 4;
             rte_pktmbuf_free_bulk(back + sent, nb - sent);
             dropped += nb - sent;
         }
         rpkts += n;
         rbytes += b;
         tpkts += sent;
-        tbytes += sent ? bb * sent / nb : 0;
+        tbytes += bb;
         publish(rc.packets, rpkts);
         publish(rc.bytes, rbytes);
         publish(rc.rx_ours, rpkts - foreign);

@@ -3,6 +3,7 @@
 // created, so sending writes nothing into packet data.
 #include "backend/dpdk/dpdk_worker.h"
 
+#include "engine/idle_yield.h"
 #include "engine/pacer.h"
 #include "engine/tx_signer.h"
 #include "stats/rx_measure.h"
@@ -12,7 +13,6 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <sched.h>
 
 namespace lr::dpdk {
 namespace {
@@ -24,7 +24,7 @@ void tx_loop(const WorkerCtx& w) {
     rte_mbuf* pend[kMaxBurst];
     uint32_t npend = 0;
     uint64_t sent = 0, backpressure = 0, no_buffer = 0, polls = 0;
-    uint32_t blocked = 0;
+    engine::IdleYield blocked(w.yield_when_idle);  // the receiver may share this core: let it drain
     auto& c = *w.counters;
     const auto& stop = w.ctl->stop_tx;
     engine::Pacer pacer(w.rate_pps);
@@ -72,10 +72,7 @@ void tx_loop(const WorkerCtx& w) {
                 ++backpressure;
                 if (n) std::memmove(pend, pend + n, (npend - n) * sizeof(pend[0]));
             }
-            if (n == 0 && w.yield_when_idle && ++blocked >= 64) {
-                blocked = 0;
-                sched_yield();  // the receiver shares this core: let it drain
-            }
+            if (n == 0) blocked.idle();
             npend -= n;
             sent += n;
             publish(c.packets, sent);
@@ -95,7 +92,7 @@ void tx_loop(const WorkerCtx& w) {
 void rx_loop(const WorkerCtx& w) {
     rte_mbuf* bufs[kMaxBurst];
     uint64_t packets = 0, bytes = 0, polls = 0, first = 0, last = 0;
-    uint32_t idle = 0;
+    engine::IdleYield idle(w.yield_when_idle);
     stats::RxMeasure meas(w.signature, w.nonce, w.rx_streams, w.rx_result);
     stats::BurstClock clk;
     auto& c = *w.counters;
@@ -106,13 +103,10 @@ void rx_loop(const WorkerCtx& w) {
         publish(c.polls, ++polls);
         meas.poll();
         if (n == 0) {
-            if (w.yield_when_idle && ++idle >= 64) {
-                idle = 0;
-                sched_yield();  // once per 64 empty polls, never per packet
-            }
+            idle.idle();
             continue;
         }
-        idle = 0;
+        idle.busy();
         last = clk.now();  // one clock read per burst: RX timestamp of every frame in it
         if (!first) first = last;
         meas.burst_time(last);
