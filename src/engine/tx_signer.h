@@ -29,8 +29,7 @@ public:
     // timestamp zero). Disabled when `enabled` is false or the frame kind has no room.
     TxSigner(bool enabled, const packet::SigLayout& l, const std::vector<uint16_t>& streams,
              const std::vector<std::vector<uint8_t>>& templates)
-        : on_(enabled && l.level != packet::SigLevel::none), single_(streams.size() == 1),
-          udp_seq_ts_(!l.tcp && l.level == packet::SigLevel::seq_ts && l.ts_off == l.seq_off + 6), l_(l),
+        : on_(enabled && l.level != packet::SigLevel::none), single_(streams.size() == 1), l_(l),
           seqs_(streams.size(), 0), base_(streams.size(), 0) {
         uint16_t top = 0;
         for (auto s : streams) top = std::max(top, s);
@@ -44,7 +43,8 @@ public:
         }
         // The burst path needs the UDP layout: checksum, magic, sequence and timestamp in 16
         // contiguous bytes.
-        fast_ = on_ && single_ && udp_seq_ts_ && l.seq_off == l.csum_off + 4 && !templates.empty() &&
+        fast_ = on_ && single_ && !l.tcp && l.level == packet::SigLevel::seq_ts && l.seq_off == l.csum_off + 4 &&
+                l.ts_off == l.seq_off + 6 && !templates.empty() &&
                 templates[0].size() >= size_t(l.csum_off) + 16;
         if (fast_) {
             uint32_t k = 0;
@@ -184,7 +184,6 @@ private:
     }
     bool on_;
     bool single_;
-    bool udp_seq_ts_;
     bool fast_ = false;
     packet::SigLayout l_;
     std::vector<uint64_t> seqs_, unsent_;

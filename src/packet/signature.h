@@ -1,6 +1,6 @@
 // The linerate signature: magic, run nonce, stream id, sequence number and TX timestamp,
 // carried in every frame that has room. Frames are built once; per packet only the
-// sequence and timestamp are patched and the L4 checksum updated incrementally (RFC 1624).
+// sequence, timestamp and L4 checksum are written (engine/tx_signer.h).
 //
 // UDP, payload >= 18 bytes:              UDP, 12..17 bytes:       TCP (SYN):
 //   payload[0..2)   magic 0x4C52 "LR"      [0..2)  magic            ack number   magic << 16 | nonce
@@ -54,8 +54,9 @@ inline uint16_t sig_stream(const uint8_t* f, const SigLayout& l) {
     return static_cast<uint16_t>(p[0] << 8 | p[1]);
 }
 
-// Per packet: patches sequence and timestamp into `frame` (laid out by `l`, with fields
-// previously consistent with its checksum) and updates the L4 checksum incrementally.
+// Reference stamp, independent of the TX path's arithmetic (tests build frames with it):
+// patches sequence and timestamp into `frame` (laid out by `l`, with fields previously
+// consistent with its checksum) and updates the L4 checksum incrementally (RFC 1624).
 void sig_stamp(uint8_t* frame, const SigLayout& l, uint64_t seq, uint64_t ts_ns);
 
 // ---- receive side -------------------------------------------------------------------
