@@ -1,37 +1,32 @@
 // linerate: subcommand dispatch only.
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "cli/reflect_cmd.h"
 #include "cli/run_cmd.h"
+#include "spec/options.h"
+#include "util/error.h"
 #ifdef LINERATE_HAVE_AFXDP
 #include "cli/probe_cmd.h"
-#include "cli/reflect_cmd.h"
 #endif
-#include "engine/control.h"
-#include "engine/run.h"
-#include "util/error.h"
-
-namespace {
-
-void on_signal(int) { lr::engine::request_stop(); }
-
-}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"linerate: line-rate traffic generator and counter (DPDK and AF_XDP)", "linerate"};
     app.require_subcommand(1);
     app.set_version_flag("--version", LINERATE_VERSION);
-    lr::cli::RunOptions run_opts;
-    auto* run = lr::cli::add_run_command(app, run_opts);
-    auto* version = app.add_subcommand("version", "Print the version");
+    lr::cli::RunCommand run;
+    run.add_to(app);
+    lr::cli::ReflectCommand reflect;
+    reflect.add_to(app);
 #ifdef LINERATE_HAVE_AFXDP
-    lr::cli::ProbeOptions probe_opts;
-    auto* probe = lr::cli::add_probe_command(app, probe_opts);
-    lr::cli::ReflectOptions reflect_opts;
-    auto* reflect = lr::cli::add_reflect_command(app, reflect_opts);
+    lr::cli::ProbeCommand probe;
+    probe.add_to(app);
 #endif
+    auto* version = app.add_subcommand("version", "Print the version");
+    std::string options_of = "run";
+    auto* options = app.add_subcommand("options", "Print the option reference of a command as Markdown (docs/usage.md)");
+    options->add_option("command", options_of, "run or reflect")->check(CLI::IsMember({"run", "reflect"}));
 
     try {
         app.parse(argc, argv);
@@ -45,20 +40,16 @@ int main(int argc, char** argv) {
             fmt::print("linerate {}\n", LINERATE_VERSION);
             return 0;
         }
+        if (options->parsed()) {
+            fmt::print("{}", lr::spec::options_markdown(options_of == "run" ? lr::spec::Command::run
+                                                                            : lr::spec::Command::reflect));
+            return 0;
+        }
 #ifdef LINERATE_HAVE_AFXDP
-        if (probe->parsed()) return lr::cli::run_probe(probe_opts);
-        if (reflect->parsed()) {
-            std::signal(SIGINT, on_signal);
-            std::signal(SIGTERM, on_signal);
-            return lr::cli::run_reflect(reflect_opts);
-        }
+        if (probe.chosen()) return probe.run();
 #endif
-        if (run->parsed()) {
-            const auto spec = lr::cli::to_spec(run_opts);
-            std::signal(SIGINT, on_signal);
-            std::signal(SIGTERM, on_signal);
-            return lr::engine::run(spec);
-        }
+        if (reflect.chosen()) return reflect.run();
+        if (run.chosen()) return run.run();
     } catch (const lr::Error& e) {
         fmt::print(stderr, "linerate: error: {}\n", e.what());
         return static_cast<int>(e.code());

@@ -1,172 +1,27 @@
 #include "cli/probe_cmd.h"
 
 #include <fmt/format.h>
-#include <fstream>
-#include <linux/capability.h>
-#include <nlohmann/json.hpp>
-#include <sys/resource.h>
-#include <sys/statfs.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
-#include "backend/afxdp/netdev.h"
-#include "backend/afxdp/xdp_prog.h"
-#include "backend/afxdp/xsk_queue.h"
-#include "stats/tsc_clock.h"
+#include "host/probe.h"
+#include "report/json_report.h"
 #include "util/error.h"
 
 namespace lr::cli {
-namespace {
 
-constexpr unsigned long kBpfFsMagic = 0xcafe4a11;
-
-struct Check {
-    std::string name;
-    bool ok;
-    std::string detail;
-};
-
-uint64_t read_u64(const std::string& path) {
-    std::ifstream f(path);
-    uint64_t v = 0;
-    f >> v;
-    return v;
+void ProbeCommand::add_to(CLI::App& app) {
+    app_ = app.add_subcommand("probe", "Report what this host and an interface support, and what is missing");
+    app_->add_option("iface", iface_, "Network interface to examine")->required();
+    app_->add_option("--json", json_, "Also write the findings as JSON to FILE")->type_name("FILE");
 }
 
-nlohmann::json capabilities(std::vector<Check>& checks) {
-    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2] = {};
-    nlohmann::json caps = nlohmann::json::object();
-    if (syscall(SYS_capget, &hdr, data) != 0) return caps;
-    auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1u; };
-    const std::pair<const char*, int> wanted[] = {{"CAP_NET_ADMIN", CAP_NET_ADMIN}, {"CAP_NET_RAW", CAP_NET_RAW},
-                                                  {"CAP_BPF", CAP_BPF},           {"CAP_SYS_ADMIN", CAP_SYS_ADMIN},
-                                                  {"CAP_IPC_LOCK", CAP_IPC_LOCK}, {"CAP_PERFMON", CAP_PERFMON}};
-    std::string missing;
-    for (const auto& [name, cap] : wanted) {
-        caps[name] = static_cast<bool>(has(cap));
-        if (!has(cap) && cap != CAP_PERFMON) missing += std::string(missing.empty() ? "" : ", ") + name;
-    }
-    const bool bpf_ok = has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_NET_ADMIN));
-    checks.push_back({"capabilities", bpf_ok && has(CAP_NET_RAW),
-                      missing.empty() ? "all held" : "missing " + missing + " (run as root or grant them)"});
-    return caps;
-}
-
-}  // namespace
-
-CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o) {
-    auto* p = app.add_subcommand("probe", "Report what this host and an interface support, and what is missing");
-    p->add_option("iface", o.iface, "Network interface to examine")->required();
-    p->add_option("--json", o.json, "Also write the findings as JSON to FILE")->type_name("FILE");
-    return p;
-}
-
-int run_probe(const ProbeOptions& o) {
-    std::vector<Check> checks;
-    nlohmann::json j;
-    utsname u{};
-    uname(&u);
-    j["kernel"] = u.release;
-
-    const auto nd = afxdp::netdev_info(o.iface);  // UsageError when unknown
-    j["interface"] = {{"name", nd.name}, {"ifindex", nd.ifindex}, {"driver", nd.driver}, {"mtu", nd.mtu},
-                      {"up", nd.up},     {"rx_queues", nd.rx_queues}, {"tx_queues", nd.tx_queues}};
-    checks.push_back({"interface up", nd.up, nd.up ? "operstate up" : "down: ip link set dev " + nd.name + " up"});
-    j["capabilities"] = capabilities(checks);
-
-    struct statfs sf{};
-    const bool bpffs = statfs("/sys/fs/bpf", &sf) == 0 && static_cast<unsigned long>(sf.f_type) == kBpfFsMagic;
-    checks.push_back({"bpffs", bpffs, bpffs ? "mounted at /sys/fs/bpf"
-                                            : "not mounted (mount -t bpf bpf /sys/fs/bpf); linerate itself does "
-                                              "not need it, libxdp-based tools do"});
-    rlimit ml{};
-    getrlimit(RLIMIT_MEMLOCK, &ml);
-    j["memlock_limit"] = ml.rlim_cur == RLIM_INFINITY ? nlohmann::json("unlimited") : nlohmann::json(ml.rlim_cur);
-
-    // XDP: load our program, try native then SKB attach, detach at once.
-    const uint32_t foreign = afxdp::attached_xdp_prog_id(nd.ifindex);
-    nlohmann::json xdp;
-    if (foreign) {
-        checks.push_back({"xdp attach", false,
-                          fmt::format("another XDP program (id {}) is attached; linerate will not touch it", foreign)});
-    } else {
-        for (auto mode : {afxdp::XdpMode::native, afxdp::XdpMode::skb}) {
-            try {
-                afxdp::XdpRxProgram prog(afxdp::RxMatch{});
-                prog.attach(nd.name, nd.ifindex, mode);
-                xdp[afxdp::xdp_mode_str(mode)] = "supported";
-            } catch (const Error& e) {
-                xdp[afxdp::xdp_mode_str(mode)] = std::string("unavailable: ") + e.what();
-            }
-        }
-        const bool any = xdp["native"] == "supported" || xdp["skb"] == "supported";
-        checks.push_back({"xdp attach", any,
-                          xdp["native"] == "supported" ? "native (driver) mode" : any ? "SKB (generic) mode only" : "no mode works"});
-    }
-    j["xdp"] = xdp;
-
-    // AF_XDP sockets on queue 0: zero-copy, then copy.
-    nlohmann::json xsk;
-    for (auto mode : {afxdp::CopyMode::zero_copy, afxdp::CopyMode::copy}) {
-        try {
-            afxdp::XskConfig c;
-            c.ifname = nd.name;
-            c.rx = true;
-            c.mode = mode;
-            afxdp::XskQueue q(c);
-            xsk[afxdp::copy_mode_str(mode)] = "supported";
-        } catch (const Error& e) {
-            xsk[afxdp::copy_mode_str(mode)] = std::string("unavailable: ") + e.what();
-        }
-    }
-    j["af_xdp"] = xsk;
-    const bool xsk_ok = xsk["copy"] == "supported" || xsk["zero-copy"] == "supported";
-    checks.push_back({"af_xdp socket", xsk_ok,
-                      xsk["zero-copy"] == "supported" ? "zero-copy and copy" : xsk_ok ? "copy mode only (no zero-copy in this driver)" : "cannot bind"});
-
-    // DPDK: compiled in, and hugepages to run it.
-    const uint64_t hp_free = read_u64("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") +
-                             read_u64("/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages");
-#ifdef LINERATE_HAVE_DPDK
-    const bool dpdk_built = true;
-#else
-    const bool dpdk_built = false;
-#endif
-    j["dpdk"] = {{"built_in", dpdk_built}, {"free_hugepages", hp_free}};
-    checks.push_back({"dpdk", dpdk_built && hp_free > 0,
-                      !dpdk_built ? "this linerate was built without DPDK"
-                      : hp_free   ? fmt::format("{} free hugepages; virtual PMDs and net_af_xdp usable", hp_free)
-                                  : "no free hugepages (echo 1024 > /sys/kernel/mm/hugepages/hugepages-2048kB/"
-                                    "nr_hugepages), or pass --no-huge to the EAL"});
-
-    // Timestamps: the TSC when the kernel keeps time with it (not an afxdp requirement).
-    const auto& tsc = stats::tsc_rate();
-    j["timestamps"] = {{"source", stats::clock_source_name()}, {"tsc", tsc.usable}};
-    checks.push_back({"timestamps", tsc.usable,
-                      tsc.usable ? fmt::format("TSC at {:.3f} GHz, re-anchored to CLOCK_MONOTONIC every 1 ms",
-                                               static_cast<double>(tsc.anchor_ticks) / 1e6)
-                                 : "CLOCK_MONOTONIC per burst (" + tsc.why + "): correct, ~13 ns a burst slower"});
-
-    fmt::print("linerate probe {}: kernel {}, driver {}, {} RX / {} TX queues, MTU {}\n", nd.name, u.release,
-               nd.driver.empty() ? "?" : nd.driver, nd.rx_queues, nd.tx_queues, nd.mtu);
-    bool afxdp_ok = true;
-    auto arr = nlohmann::json::array();
-    for (const auto& c : checks) {
-        fmt::print("  [{}] {:<15} {}\n", c.ok ? "ok" : "--", c.name, c.detail);
-        arr.push_back({{"check", c.name}, {"ok", c.ok}, {"detail", c.detail}});
-        if (!c.ok && c.name != "dpdk" && c.name != "bpffs" && c.name != "timestamps") afxdp_ok = false;
-    }
-    fmt::print("afxdp backend: {}\n", afxdp_ok ? "usable" : "NOT usable (see the checks marked --)");
-    j["checks"] = arr;
-    j["afxdp_usable"] = afxdp_ok;
-    if (!o.json.empty()) {
-        std::ofstream f(o.json);
-        f << j.dump(2) << '\n';
-        if (!f) throw EnvError("couldn't write " + o.json);
-    }
-    return afxdp_ok ? 0 : static_cast<int>(ExitCode::environment);
+int ProbeCommand::run() {
+    const auto rep = host::probe_interface(iface_);
+    fmt::print("linerate probe {}: kernel {}, driver {}, {} RX / {} TX queues, MTU {}\n", rep.iface, rep.kernel,
+               rep.driver.empty() ? "?" : rep.driver, rep.rx_queues, rep.tx_queues, rep.mtu);
+    for (const auto& c : rep.checks) fmt::print("  [{}] {:<15} {}\n", c.ok ? "ok" : "--", c.name, c.detail);
+    fmt::print("afxdp backend: {}\n", rep.afxdp_usable() ? "usable" : "NOT usable (see the checks marked --)");
+    if (!json_.empty()) report::write_json(json_, rep.json);
+    return rep.afxdp_usable() ? 0 : static_cast<int>(ExitCode::environment);
 }
 
 }  // namespace lr::cli

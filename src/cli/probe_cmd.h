@@ -6,13 +6,16 @@
 
 namespace lr::cli {
 
-struct ProbeOptions {
-    std::string iface;
-    std::string json;
-};
+class ProbeCommand {
+public:
+    void add_to(CLI::App& app);
+    bool chosen() const { return app_ && app_->parsed(); }
+    // 0 when the afxdp backend can run on the interface, 3 otherwise.
+    int run();
 
-CLI::App* add_probe_command(CLI::App& app, ProbeOptions& o);
-// Returns the exit code: 0 when the afxdp backend can run on the interface, 3 otherwise.
-int run_probe(const ProbeOptions& o);
+private:
+    CLI::App* app_ = nullptr;
+    std::string iface_, json_;
+};
 
 }  // namespace lr::cli

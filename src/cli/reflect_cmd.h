@@ -1,20 +1,22 @@
 // `linerate reflect`: send linerate test frames back where they came from, so the sender
-// measures round-trip latency and transaction rates. XDP mode: XDP_TX in the driver, no
-// user space in the data path.
+// measures round-trip latency and transaction rates. In the driver (XDP_TX, no user space in
+// the data path) or in user space on AF_XDP or DPDK (the run engine with the reflect role).
 #pragma once
 #include <CLI/CLI.hpp>
-#include <string>
+
+#include "cli/option_binding.h"
 
 namespace lr::cli {
 
-struct ReflectOptions {
-    std::string backend = "xdp", port, queues = "1", xdp_mode = "auto", xsk_mode = "auto", proto = "any",
-                dst_ports = "1024", duration = "60s", interval = "1s", json, cpus;
-    std::vector<std::string> eal;
-    bool quiet = false;
-};
+class ReflectCommand {
+public:
+    void add_to(CLI::App& app);
+    bool chosen() const { return app_ && app_->parsed(); }
+    int run();
 
-CLI::App* add_reflect_command(CLI::App& app, ReflectOptions& o);
-int run_reflect(const ReflectOptions& o);
+private:
+    CLI::App* app_ = nullptr;
+    BoundOptions opts_;
+};
 
 }  // namespace lr::cli

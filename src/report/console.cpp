@@ -27,7 +27,7 @@ void print_interval(std::FILE* out, const stats::IntervalRow& row) {
     std::fflush(out);
 }
 
-void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunResult& r) {
+void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::TrialResult& r) {
     fmt::print(out, "\n{:<3} {:<20} {:>5} {:>14} {:>16} {:>9} {:>9} {:>9} {:>12}\n", "dir", "port", "queue",
                "packets", "bytes(L2)", "Mpps", "L1 Gb/s", "active s", "backpressure");
     // active s: TX, the worker's run time; RX, first to last received burst.
@@ -61,7 +61,7 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunR
         }
         fmt::print(out, "Sequence ({} streams): lost {}, reordered {}, duplicates {}, late {}\n", r.streams.size(),
                    lost, r.rx.reordered, r.rx.dup, r.rx.late);
-        const auto l = engine::summarize(r.latency);
+        const auto l = result::summarize(r.latency);
         if (l.count)
             fmt::print(out,
                        "Latency {}, us: min {:.3f} mean {:.3f} p50 {:.3f} p90 {:.3f} p99 {:.3f} p99.9 {:.3f} "
@@ -81,9 +81,22 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunR
     fmt::print(out, "Port drop counters (missed+errors+no-mbuf): {}\n", drops);
     for (const auto& n : r.notes) fmt::print(out, "note: {}\n", n);
     for (const auto& v : r.violations) fmt::print(out, "INVARIANT BROKEN: {}\n", v);
-    fmt::print(out, "Verdict: {}{}{}\n", engine::verdict_str(r.verdict), r.verdict_reason.empty() ? "" : " - ",
+    fmt::print(out, "Verdict: {}{}{}\n", result::verdict_str(r.verdict), r.verdict_reason.empty() ? "" : " - ",
                r.verdict_reason);
     std::fflush(out);
 }
+
+void ConsoleSink::trial_started(const result::TrialStart& t) {
+    spec_ = *t.spec;
+    of_ = t.of;
+    if (of_ != 1) fmt::print(out_, "{}Trial {}{}\n", t.index ? "\n" : "", t.index + 1, of_ ? fmt::format(" of {}", of_) : "");
+    if (!quiet_) print_header(out_, spec_.live_latency());
+}
+
+void ConsoleSink::interval(const stats::IntervalRow& row) {
+    if (!quiet_) print_interval(out_, row);
+}
+
+void ConsoleSink::trial_finished(const result::TrialResult& r) { print_summary(out_, spec_, r); }
 
 }  // namespace lr::report

@@ -1,14 +1,32 @@
-// Human-readable output: one live line per interval, then per-queue and total tables.
+// Human-readable output, as a sink: a header and one live line per interval, then per-queue
+// and total tables when a trial ends.
 #pragma once
 #include <cstdio>
 
-#include "engine/control.h"
+#include "result/result.h"
+#include "result/sink.h"
+#include "spec/run_spec.h"
 
 namespace lr::report {
 
 // latency: the run measures latency live (RunSpec::live_latency): two more columns.
 void print_header(std::FILE* out, bool latency);
 void print_interval(std::FILE* out, const stats::IntervalRow& row);
-void print_summary(std::FILE* out, const spec::RunSpec& spec, const engine::RunResult& r);
+void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::TrialResult& r);
+
+class ConsoleSink final : public result::Sink {
+public:
+    // quiet: no header or live lines, only each trial's summary.
+    ConsoleSink(std::FILE* out, bool quiet) : out_(out), quiet_(quiet) {}
+    void trial_started(const result::TrialStart& t) override;
+    void interval(const stats::IntervalRow& row) override;
+    void trial_finished(const result::TrialResult& r) override;
+
+private:
+    std::FILE* out_;
+    bool quiet_;
+    spec::RunSpec spec_;  // the running trial's
+    unsigned of_ = 1;
+};
 
 }  // namespace lr::report

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fstream>
 
+#include "spec/options.h"
 #include "util/error.h"
 
 namespace lr::report {
@@ -16,7 +17,7 @@ nlohmann::json rates(const stats::Rates& r) {
             {"pps", r.pps()},       {"l1_bps", r.l1_bps()},       {"l2_bps", r.l2_bps()}};
 }
 
-nlohmann::json latency(const engine::LatencySummary& l) {
+nlohmann::json latency(const result::LatencySummary& l) {
     if (!l.count) return nullptr;
     return {{"count", l.count}, {"min_ns", l.min},   {"mean_ns", l.mean}, {"p50_ns", l.p50},
             {"p90_ns", l.p90},  {"p99_ns", l.p99},   {"p999_ns", l.p999}, {"max_ns", l.max}};
@@ -24,13 +25,8 @@ nlohmann::json latency(const engine::LatencySummary& l) {
 
 }  // namespace
 
-nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,
-                           const engine::RunResult& r) {
+nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult& r) {
     nlohmann::json j;
-    j["schema_version"] = kSchemaVersion;
-    j["tool"] = "linerate";
-    j["spec"] = spec;
-    j["environment"] = environment;
 
     auto intervals = nlohmann::json::array();
     for (const auto& row : r.intervals) {
@@ -106,7 +102,7 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
                            {"late", st.late},
                            {"jitter_ns", st.jitter_ns}});
     j["streams"] = std::move(streams);
-    j["latency"] = latency(engine::summarize(r.latency));
+    j["latency"] = latency(result::summarize(r.latency));
     if (!j["latency"].is_null()) j["latency"]["kind"] = r.round_trip ? "round-trip" : "one-way";
     j["transactions"] = spec.outstanding ? nlohmann::json{{"answered", r.rx.unique},
                                                           {"per_second", r.transactions_per_s},
@@ -159,7 +155,7 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
         {"tx_no_buffer", r.tx.no_buffer},
         {"tx_unsent", r.tx.unsent},
         {"loopback", r.loopback},
-        {"offered_pps", spec.rate_pps > 0 ? nlohmann::json(spec.rate_pps) : nlohmann::json(nullptr)},
+        {"offered_pps", r.trial.rate_pps > 0 ? nlohmann::json(r.trial.rate_pps) : nlohmann::json(nullptr)},
         {"generator_limited", r.generator_limited},
         {"lost", r.loopback ? nlohmann::json(r.lost) : nlohmann::json(nullptr)},
         {"tx_seconds", r.tx_seconds},
@@ -169,7 +165,30 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
     };
     j["violations"] = r.violations;
     j["notes"] = r.notes;
-    j["verdict"] = {{"result", engine::verdict_str(r.verdict)}, {"reason", r.verdict_reason}};
+    j["verdict"] = {{"result", result::verdict_str(r.verdict)}, {"reason", r.verdict_reason}};
+    return j;
+}
+
+nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,
+                           const std::vector<result::TrialResult>& trials) {
+    nlohmann::json j;
+    j["schema_version"] = kSchemaVersion;
+    j["tool"] = "linerate";
+    j["spec"] = spec::spec_json(spec);
+    j["environment"] = environment;
+    if (trials.empty()) return j;
+    // The last trial's result at the top level (a single trial: the whole run); with more,
+    // every trial in "trials".
+    j.update(trial_report(spec.with_trial(trials.back().trial), trials.back()));
+    if (trials.size() > 1) {
+        auto all = nlohmann::json::array();
+        for (const auto& t : trials) {
+            auto tj = trial_report(spec.with_trial(t.trial), t);
+            tj["index"] = t.index;
+            all.push_back(std::move(tj));
+        }
+        j["trials"] = std::move(all);
+    }
     return j;
 }
 

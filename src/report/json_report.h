@@ -1,18 +1,35 @@
-// The JSON report (--json FILE): spec, environment, interval series, per-queue totals, verdict.
+// The JSON report (--json FILE): spec, environment, interval series, per-queue totals,
+// verdict; with several trials, every trial's result as well.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "engine/control.h"
+#include "result/result.h"
+#include "result/sink.h"
+#include "spec/run_spec.h"
 
 namespace lr::report {
 
 inline constexpr int kSchemaVersion = 1;
 
+// One trial's part of the report (intervals, queues, streams, latency, totals, verdict...).
+nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult& r);
+// The whole report: the last trial at the top level, all of them in "trials" when more than one.
 nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,
-                           const engine::RunResult& r);
+                           const std::vector<result::TrialResult>& trials);
 // Writes atomically (temp file + rename). Throws lr::EnvError when the file can't be written.
 void write_json(const std::string& path, const nlohmann::json& j);
+
+// Keeps every trial's result for the report written at the end of the session.
+class TrialCollector final : public result::Sink {
+public:
+    void trial_finished(const result::TrialResult& r) override { trials_.push_back(r); }
+    const std::vector<result::TrialResult>& trials() const { return trials_; }
+
+private:
+    std::vector<result::TrialResult> trials_;
+};
 
 }  // namespace lr::report

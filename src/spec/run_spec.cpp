@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "util/error.h"
@@ -29,25 +28,25 @@ void check_unique(const std::vector<PortQueues>& v, const char* opt) {
 uint32_t RunSpec::tx_queue_total() const { return sum_queues(tx); }
 uint32_t RunSpec::rx_queue_total() const { return sum_queues(rx); }
 
+RunSpec RunSpec::with_trial(const TrialSpec& t) const {
+    RunSpec s = *this;
+    s.frame.frame_size = t.frame_size;
+    s.count = t.count;
+    s.rate_pps = t.rate_pps;
+    s.duration_s = t.duration_s;
+    return s;
+}
+
 void RunSpec::validate() const {
-    if (backend != "dpdk" && backend != "afxdp")
-        throw UsageError(fmt::format("unknown backend \"{}\" (available: dpdk, afxdp)", backend));
-    if (xdp_mode != "auto" && xdp_mode != "native" && xdp_mode != "skb")
-        throw UsageError(fmt::format("invalid --xdp-mode \"{}\": expected auto, native or skb", xdp_mode));
-    if (xsk_mode != "auto" && xsk_mode != "copy" && xsk_mode != "zero-copy")
-        throw UsageError(fmt::format("invalid --xsk-mode \"{}\": expected auto, copy or zero-copy", xsk_mode));
-    if (rx_mode != "socket" && rx_mode != "xdp")
-        throw UsageError(fmt::format("invalid --rx-mode \"{}\": expected socket or xdp", rx_mode));
-    if (rx_mode == "xdp" && backend != "afxdp") throw UsageError("--rx-mode xdp needs --backend afxdp");
-    if (rx_mode == "xdp" && rx_streams() > LR_SINK_MAX_STREAMS)
+    const bool afxdp_rx_xdp = afxdp.rx_mode == RxMode::xdp;
+    if (afxdp_rx_xdp && rx_streams() > kSinkMaxStreams)
         throw UsageError(fmt::format("--rx-mode xdp tracks at most {} streams; pass --flows N (the sender's flow "
                                      "count) to a receive-only run",
-                                     LR_SINK_MAX_STREAMS));
-    if (!ring_pairs.empty() && backend != "dpdk") throw UsageError("--ring-pair needs --backend dpdk");
-    if (backend == "afxdp" && frame.frame_size > kAfxdpMaxFrame)
+                                     kSinkMaxStreams));
+    if (backend == BackendKind::afxdp && session_max_frame() > kAfxdpMaxFrame)
         throw UsageError(fmt::format("--size {} is too large for the afxdp backend (at most {} bytes: one UMEM "
                                      "chunk); use --backend dpdk for jumbo frames",
-                                     frame.frame_size, kAfxdpMaxFrame));
+                                     session_max_frame(), kAfxdpMaxFrame));
     if (tx.empty() && rx.empty())
         throw UsageError("no port given: name at least one port with --tx PORT or --rx PORT");
     check_unique(tx, "--tx");
@@ -107,64 +106,17 @@ void RunSpec::validate() const {
     if (burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512 (0: the backend's default)", burst));
     if (descriptors && (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1))))
         throw UsageError(fmt::format("--descriptors {} must be a power of two between 64 and 16384", descriptors));
-    if (mbufs && mbufs < 2 * ring_size() + 4 * burst_size())
+    if (dpdk.mbufs && dpdk.mbufs < 2 * ring_size() + 4 * burst_size())
         throw UsageError(fmt::format("--mbufs {} is too small: need at least 2 x descriptors + 4 x burst = {}",
-                                     mbufs, 2 * ring_size() + 4 * burst_size()));
+                                     dpdk.mbufs, 2 * ring_size() + 4 * burst_size()));
     if (interval_s < 0.01) throw UsageError("--interval must be at least 10ms");
     if (max_loss_pct && (!tx_enabled() || !rx_enabled()))
         throw UsageError("--max-loss needs both --tx and --rx ports in this run (loss is TX minus RX)");
     if (max_loss_pct && (*max_loss_pct < 0 || *max_loss_pct > 100))
-        throw UsageError("--max-loss must be a percentage between 0 and 100");
-}
-
-void to_json(nlohmann::json& j, const RunSpec& s) {
-    auto ports = [](const std::vector<PortQueues>& v) {
-        auto a = nlohmann::json::array();
-        for (const auto& p : v) a.push_back({{"port", p.port}, {"queues", p.queues}});
-        return a;
-    };
-    const auto& f = s.frame;
-    j = {
-        {"backend", s.backend},
-        {"tx", ports(s.tx)},
-        {"rx", ports(s.rx)},
-        {"eal_args", s.eal_args},
-        {"xdp_mode", s.xdp_mode},
-        {"xsk_mode", s.xsk_mode},
-        {"rx_mode", s.rx_mode},
-        {"cpus", s.cpus},
-        {"ring_pairs", s.ring_pairs},
-        {"frame",
-         {{"size", f.frame_size},
-          {"l4", f.l4 == packet::L4::udp ? "udp" : "tcp"},
-          {"ip", f.src_ip.v6 ? 6 : 4},
-          {"vlan", f.vlan ? nlohmann::json(*f.vlan) : nlohmann::json(nullptr)},
-          {"vlan_pcp", f.vlan_pcp},
-          {"src_mac", f.src_mac.str()},
-          {"dst_mac", f.dst_mac.str()},
-          {"src_ip", f.src_ip.str()},
-          {"dst_ip", f.dst_ip.str()},
-          {"src_port", f.src_port},
-          {"dst_port", f.dst_port},
-          {"ttl", f.ttl}}},
-        {"flows", s.effective_flows()},
-        {"signature", s.signature},
-        {"nonce", s.nonce},
-        {"vary", flow::vary_str(s.vary)},
-        {"count", s.count ? nlohmann::json(*s.count) : nlohmann::json(nullptr)},
-        {"rate_pps", s.rate_pps > 0 ? nlohmann::json(s.rate_pps) : nlohmann::json(nullptr)},
-        {"reflect", s.reflect},
-        {"outstanding", s.outstanding ? nlohmann::json(s.outstanding) : nlohmann::json(nullptr)},
-        {"response_timeout_s", s.response_timeout_s},
-        {"duration_s", s.duration_s},
-        {"interval_s", s.interval_s},
-        {"drain_s", s.drain_s},
-        {"stall_s", s.stall_s},
-        {"burst", s.burst_size()},
-        {"descriptors", s.ring_size()},
-        {"mbufs", s.effective_mbufs()},
-        {"max_loss_pct", s.max_loss_pct ? nlohmann::json(*s.max_loss_pct) : nlohmann::json(nullptr)},
-    };
+        throw UsageError(fmt::format("invalid --max-loss \"{}\": must be a percentage between 0 and 100",
+                                     *max_loss_pct));
+    if (trials < 1) throw UsageError("--trials must be at least 1");
+    if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
 }
 
 }  // namespace lr::spec

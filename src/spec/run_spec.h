@@ -1,37 +1,57 @@
-// RunSpec: the immutable, validated description of one run. Built by the CLI (or a
-// profile), validated before any device is touched, then only read.
+// RunSpec: the immutable, validated description of a session and its first trial. Built from
+// the option table (spec/options.h) by the CLI or a profile, validated before any device is
+// touched, then only read. A session opens its ports once and runs trials; what may change
+// from one trial to the next is the TrialSpec.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "flow/flows.h"
 #include "packet/frame.h"
 #include "packet/signature.h"
+#include "spec/choices.h"
 #include "spec/parse.h"
 
 namespace lr::spec {
 
 // AF_XDP: a frame must fit one 4096-byte UMEM chunk after the kernel's 256-byte headroom.
 inline constexpr unsigned kAfxdpMaxFrame = 4096 - 256 + 4;
-inline constexpr unsigned LR_SINK_MAX_STREAMS = 1024;  // bpf/lr_shared.h LR_MAX_STREAMS
+inline constexpr unsigned kSinkMaxStreams = 1024;  // bpf/lr_shared.h LR_MAX_STREAMS
+
+// Settings only the DPDK backend reads.
+struct DpdkSettings {
+    std::vector<std::string> eal_args;  // passed through to rte_eal_init
+    // Pairs of in-memory ring ports created after EAL init; A's TX queue i is B's RX queue i
+    // and vice versa (16 queues each).
+    std::vector<std::pair<std::string, std::string>> ring_pairs;
+    uint32_t mbufs = 0;  // per worker pool; 0 = max(8191, 4 x descriptors - 1)
+};
+
+// Settings only the AF_XDP backend reads.
+struct AfxdpSettings {
+    XdpMode xdp_mode = XdpMode::auto_mode;
+    XskMode xsk_mode = XskMode::auto_mode;
+    RxMode rx_mode = RxMode::socket;  // socket (user space) or xdp (counting sink in the driver)
+};
+
+// What one trial sends. Everything else is fixed for the session.
+struct TrialSpec {
+    unsigned frame_size = 64;        // incl. FCS
+    std::optional<uint64_t> count;   // total packets to send (TX) or to await (RX-only)
+    double rate_pps = 0;             // total TX rate over all queues; 0 = as fast as possible
+    double duration_s = 10.0;        // TX time limit; the whole trial's limit when RX-only
+};
 
 struct RunSpec {
-    std::string backend = "dpdk";
+    BackendKind backend = BackendKind::dpdk;
     std::vector<PortQueues> tx;  // ports that transmit, with their TX queue counts
     std::vector<PortQueues> rx;  // ports that receive and count, with their RX queue counts
-    std::vector<std::string> eal_args;  // passed through to rte_eal_init
-    // DPDK: pairs of in-memory ring ports created after EAL init; A's TX queue i is B's RX
-    // queue i and vice versa (16 queues each).
-    std::vector<std::pair<std::string, std::string>> ring_pairs;
-
-    std::string xdp_mode = "auto";  // afxdp: auto | native | skb
-    std::string xsk_mode = "auto";  // afxdp: auto | copy | zero-copy
-    std::string rx_mode = "socket"; // afxdp: socket (user space) | xdp (counting sink in the driver)
-    std::vector<int> cpus;          // worker CPUs in order; empty = automatic
+    std::vector<int> cpus;       // worker CPUs in worker order; empty = automatic
+    DpdkSettings dpdk;
+    AfxdpSettings afxdp;
 
     packet::FrameSpec frame;  // base frame; flows vary it
     uint32_t flows = 0;       // 0 = one flow per TX queue
@@ -50,13 +70,16 @@ struct RunSpec {
     double drain_s = 2.0;           // max wait for in-flight packets after TX ends
     double stall_s = 3.0;           // watchdog: no progress for this long = invalid run
     bool stop_when_idle = false;    // RX-only: end once traffic came and then stopped
+    unsigned trials = 1;            // back-to-back trials of the same spec in one session
 
     uint32_t burst = 0;  // packets per burst; 0 = backend default (dpdk 64, afxdp 32)
-    uint32_t burst_size() const { return burst ? burst : (backend == "afxdp" ? 32 : 64); }
-    uint32_t descriptors = 0;       // per queue ring size; 0 = backend default (dpdk 1024, afxdp 4096)
-    uint32_t ring_size() const { return descriptors ? descriptors : (backend == "afxdp" ? 4096 : 1024); }
-    uint32_t mbufs = 0;             // per worker pool (DPDK); 0 = max(8191, 4 x descriptors - 1)
-    uint32_t effective_mbufs() const { return mbufs ? mbufs : std::max(8191u, 4 * ring_size() - 1); }
+    uint32_t burst_size() const { return burst ? burst : (backend == BackendKind::afxdp ? 32 : 64); }
+    uint32_t descriptors = 0;  // per queue ring size; 0 = backend default (dpdk 1024, afxdp 4096)
+    uint32_t ring_size() const { return descriptors ? descriptors : (backend == BackendKind::afxdp ? 4096 : 1024); }
+    uint32_t effective_mbufs() const { return dpdk.mbufs ? dpdk.mbufs : std::max(8191u, 4 * ring_size() - 1); }
+    // The largest frame any trial of the session sends (pool buffers, MTU); 0 = frame size.
+    unsigned max_frame_size = 0;
+    unsigned session_max_frame() const { return std::max(max_frame_size, frame.frame_size); }
 
     std::optional<double> max_loss_pct;  // threshold; needs TX and RX in this process
     std::string json_path;
@@ -68,8 +91,6 @@ struct RunSpec {
     uint32_t tx_queue_total() const;
     uint32_t rx_queue_total() const;
     uint32_t effective_flows() const { return flows ? flows : std::max(1u, tx_queue_total()); }
-    // Streams the receiver tracks: one per flow (stream id = flow index). An RX-only run does
-    // not know the sender's flow count unless --flows is given: it tracks up to 1024.
     // What the run's frames carry: none when --no-signature or the frame has no room.
     packet::SigLevel sig_level() const {
         return signature ? packet::sig_layout(frame).level : packet::SigLevel::none;
@@ -77,13 +98,22 @@ struct RunSpec {
     bool signed_frames() const { return sig_level() != packet::SigLevel::none; }
     // Receivers measure latency per interval: user-space RX of signed frames (the XDP sink
     // and the reflector measure none).
-    bool live_latency() const { return signed_frames() && rx_enabled() && !reflect && rx_mode != "xdp"; }
-    uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : LR_SINK_MAX_STREAMS; }
+    bool live_latency() const {
+        return signed_frames() && rx_enabled() && !reflect && afxdp.rx_mode != RxMode::xdp;
+    }
+    // Streams the receiver tracks: one per flow (stream id = flow index). An RX-only run does
+    // not know the sender's flow count unless --flows is given: it tracks up to 1024.
+    uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : kSinkMaxStreams; }
+    // Request/response and reflector: one worker serves a queue's TX and RX.
+    bool paired() const { return reflect || outstanding > 0; }
+
+    // The first (for `run`, the only) trial.
+    TrialSpec trial() const { return {frame.frame_size, count, rate_pps, duration_s}; }
+    // This spec with the trial's values in place (frame size, count, rate, duration).
+    RunSpec with_trial(const TrialSpec& t) const;
 
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;
 };
-
-void to_json(nlohmann::json& j, const RunSpec& s);
 
 }  // namespace lr::spec

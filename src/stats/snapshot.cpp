@@ -54,6 +54,30 @@ Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d) {
     return t;
 }
 
+PortSample since(const PortSample& b, const PortSample& c) {
+    auto d = [](uint64_t base, uint64_t cur) { return cur >= base ? cur - base : 0; };
+    PortSample s;
+    s.ipackets = d(b.ipackets, c.ipackets);
+    s.opackets = d(b.opackets, c.opackets);
+    s.ibytes = d(b.ibytes, c.ibytes);
+    s.obytes = d(b.obytes, c.obytes);
+    s.imissed = d(b.imissed, c.imissed);
+    s.ierrors = d(b.ierrors, c.ierrors);
+    s.oerrors = d(b.oerrors, c.oerrors);
+    s.rx_nombuf = d(b.rx_nombuf, c.rx_nombuf);
+    s.xdp_received = d(b.xdp_received, c.xdp_received);
+    s.xdp_redirected = d(b.xdp_redirected, c.xdp_redirected);
+    s.xdp_passed = d(b.xdp_passed, c.xdp_passed);
+    s.xdp_redirect_failed = d(b.xdp_redirect_failed, c.xdp_redirect_failed);
+    s.xsk_rx_dropped = d(b.xsk_rx_dropped, c.xsk_rx_dropped);
+    s.xsk_rx_ring_full = d(b.xsk_rx_ring_full, c.xsk_rx_ring_full);
+    s.xsk_rx_fill_empty = d(b.xsk_rx_fill_empty, c.xsk_rx_fill_empty);
+    s.xsk_rx_invalid = d(b.xsk_rx_invalid, c.xsk_rx_invalid);
+    s.xsk_tx_invalid = d(b.xsk_tx_invalid, c.xsk_tx_invalid);
+    s.xsk_tx_ring_empty = d(b.xsk_tx_ring_empty, c.xsk_tx_ring_empty);
+    return s;
+}
+
 uint64_t port_drops(const Snapshot& s) {
     uint64_t d = 0;
     for (const auto& p : s.ports) d += p.drops();

@@ -41,6 +41,10 @@ struct PortSample {
     }
 };
 
+// What a port counted between two samples: every field cur - base (0 when a counter went
+// backwards, as after a device reset).
+PortSample since(const PortSample& base, const PortSample& cur);
+
 struct Snapshot {
     double t = 0;  // seconds since the run started
     std::vector<QueueSample> queues;

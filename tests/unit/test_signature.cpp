@@ -147,7 +147,7 @@ TEST(Signature, UnsignedAndNonIpFramesAreForeign) {
     EXPECT_EQ(sig_classify(f.data(), 0, 0, 1).cls, FrameClass::foreign);
 }
 
-#include "engine/tx_signer.h"
+#include "worker/tx_signer.h"
 
 TEST(TxSigner, StampsWhatTheReferenceCodecWritesWhateverTheFrameHeldBefore) {
     for (L4 l4 : {L4::udp, L4::tcp})
@@ -155,7 +155,7 @@ TEST(TxSigner, StampsWhatTheReferenceCodecWritesWhateverTheFrameHeldBefore) {
             auto s = spec(v6 ? 84 : 64, l4, v6);
             const auto l = sig_layout(s);
             std::vector<std::vector<uint8_t>> tpl = {signed_frame(s, 0x5151, 3), signed_frame(s, 0x5151, 8)};
-            lr::engine::TxSigner signer(true, l, {3, 8}, tpl);
+            lr::worker::TxSigner signer(true, l, {3, 8}, tpl);
             ASSERT_TRUE(signer.on());
             auto f = tpl[1];
             std::mt19937 rng(1);
@@ -217,7 +217,7 @@ TEST(TxSigner, BurstStampEqualsPerPacketStamp) {
         auto s = spec(64, l4);
         const auto l = sig_layout(s);
         std::vector<std::vector<uint8_t>> tpl = {signed_frame(s, 0x7777, 4)};
-        lr::engine::TxSigner a(true, l, {4}, tpl), b(true, l, {4}, tpl);
+        lr::worker::TxSigner a(true, l, {4}, tpl), b(true, l, {4}, tpl);
         std::vector<std::vector<uint8_t>> fa(40, tpl[0]), fb(40, tpl[0]);
         a.begin_burst();
         b.begin_burst();
@@ -248,7 +248,7 @@ TEST(TxSigner, BurstStampIsValidAcrossEveryCarryAndWrap) {
             std::mt19937 rng(7);
             for (uint64_t start : {uint64_t(0), uint64_t(0xfff0), uint64_t(0xffffff00), (uint64_t(1) << 48) - 300,
                                    uint64_t(0x123456789a)}) {
-                lr::engine::TxSigner signer(true, l, {6}, tpl);
+                lr::worker::TxSigner signer(true, l, {6}, tpl);
                 signer.start_at(start);
                 std::vector<std::vector<uint8_t>> fr(64, tpl[0]);
                 uint64_t expect = start;

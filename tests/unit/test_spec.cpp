@@ -1,12 +1,12 @@
 #include <gtest/gtest.h>
 
-#include "cli/run_cmd.h"
+#include "spec/options.h"
 #include "spec/parse.h"
 #include "util/error.h"
 
 using lr::UsageError;
-using lr::cli::RunOptions;
-using lr::cli::to_spec;
+using RunOptions = lr::spec::OptionValues;
+using lr::spec::build_run_spec;
 
 namespace {
 
@@ -22,11 +22,9 @@ void expect_usage(F&& f, const std::string& needle) {
     }
 }
 
-RunOptions base() {
-    RunOptions o;
-    o.tx = {"net_null0"};
-    return o;
-}
+RunOptions base() { return {{"tx", {"net_null0"}}}; }
+
+lr::spec::RunSpec to_spec(const RunOptions& o) { return build_run_spec(o); }
 
 }  // namespace
 
@@ -77,87 +75,87 @@ TEST(Spec, DefaultsAreSafe) {
     EXPECT_DOUBLE_EQ(s.duration_s, 10.0);  // finite by default
     EXPECT_FALSE(s.count.has_value());
     auto o = base();
-    o.ipv6 = true;
+    o["ipv6"] = {"true"};
     auto s6 = to_spec(o);
     EXPECT_EQ(s6.frame.src_ip.str(), "2001:2::1");
     EXPECT_EQ(s6.frame.dst_ip.str(), "2001:2::2");
     EXPECT_EQ(s6.frame.frame_size, 66u);  // the smallest IPv6/UDP frame
-    o.proto = "tcp";
-    o.vlan = "7";
+    o["proto"] = {"tcp"};
+    o["vlan"] = {"7"};
     EXPECT_EQ(to_spec(o).frame.frame_size, 82u);
 }
 
 TEST(Spec, RejectsBadSizes) {
     auto o = base();
-    o.size = "63";
+    o["size"] = {"63"};
     expect_usage([&] { to_spec(o); }, "--size \"63\": must be between 64 and 9000");
-    o.size = "9001";
+    o["size"] = {"9001"};
     expect_usage([&] { to_spec(o); }, "must be between 64 and 9000");
-    o.size = "64";
-    o.ipv6 = true;
+    o["size"] = {"64"};
+    o["ipv6"] = {"true"};
     expect_usage([&] { to_spec(o); }, "too small for IPv6/UDP: minimum is 66");
-    o.proto = "tcp";
+    o["proto"] = {"tcp"};
     expect_usage([&] { to_spec(o); }, "minimum is 78");
 }
 
 TEST(Spec, RejectsZeroQueuesAndNoPorts) {
     auto o = base();
-    o.tx = {"net_null0,queues=0"};
+    o["tx"] = {"net_null0,queues=0"};
     expect_usage([&] { to_spec(o); }, "--tx queues");
-    o.tx.clear();
+    o.erase("tx");
     expect_usage([&] { to_spec(o); }, "no port given");
-    o.tx = {"a", "a"};
+    o["tx"] = {"a", "a"};
     expect_usage([&] { to_spec(o); }, "given twice");
 }
 
 TEST(Spec, RejectsBadAddresses) {
     auto o = base();
-    o.dst_ip = "198.18.0.300";
+    o["dst-ip"] = {"198.18.0.300"};
     expect_usage([&] { to_spec(o); }, "--dst-ip");
-    o.dst_ip = "10.0.0.1";
+    o["dst-ip"] = {"10.0.0.1"};
     expect_usage([&] { to_spec(o); }, "outside the benchmarking ranges");
-    o.force = true;
+    o["force"] = {"true"};
     EXPECT_NO_THROW(to_spec(o));
     o = base();
-    o.src_ip = "2001:2::1";
+    o["src-ip"] = {"2001:2::1"};
     expect_usage([&] { to_spec(o); }, "different address families");
     o = base();
-    o.src_mac = "01:00:5e:00:00:01";
+    o["src-mac"] = {"01:00:5e:00:00:01"};
     expect_usage([&] { to_spec(o); }, "multicast");
     o = base();
-    o.dst_mac = "02:00:00:00:00";
+    o["dst-mac"] = {"02:00:00:00:00"};
     expect_usage([&] { to_spec(o); }, "--dst-mac");
 }
 
 TEST(Spec, RejectsOtherBadValues) {
     auto o = base();
-    o.proto = "sctp";
+    o["proto"] = {"sctp"};
     expect_usage([&] { to_spec(o); }, "expected udp or tcp");
     o = base();
-    o.vlan = "4095";
+    o["vlan"] = {"4095"};
     expect_usage([&] { to_spec(o); }, "--vlan");
     o = base();
-    o.count = "1";
-    o.tx = {"p,queues=2"};
+    o["count"] = {"1"};
+    o["tx"] = {"p,queues=2"};
     expect_usage([&] { to_spec(o); }, "smaller than the number of TX queues");
     o = base();
-    o.descriptors = "1000";
+    o["descriptors"] = {"1000"};
     expect_usage([&] { to_spec(o); }, "power of two");
     o = base();
-    o.max_loss = "1";
+    o["max-loss"] = {"1"};
     expect_usage([&] { to_spec(o); }, "needs both --tx and --rx");
     o = base();
-    o.backend = "pcap";
-    expect_usage([&] { to_spec(o); }, "unknown backend");
+    o["backend"] = {"pcap"};
+    expect_usage([&] { to_spec(o); }, "invalid --backend \"pcap\": expected dpdk or afxdp");
     o = base();
-    o.ttl = "0";
+    o["ttl"] = {"0"};
     expect_usage([&] { to_spec(o); }, "--ttl");
 }
 
 TEST(Spec, CountBoundsTheRunAndFlowsDefaultToQueues) {
     auto o = base();
-    o.count = "1M";
-    o.tx = {"p,queues=4"};
+    o["count"] = {"1M"};
+    o["tx"] = {"p,queues=4"};
     auto s = to_spec(o);
     EXPECT_EQ(*s.count, 1000000u);
     EXPECT_EQ(s.effective_flows(), 4u);

@@ -3,10 +3,10 @@
 #pragma once
 #include <memory>
 
-#include "engine/backend.h"
+#include "backend/backend.h"
 
 namespace lr::afxdp {
 
-std::unique_ptr<engine::Backend> make_afxdp_backend();
+std::unique_ptr<backend::Backend> make_afxdp_backend();
 
 }  // namespace lr::afxdp

@@ -1,69 +1,76 @@
 #include "backend/dpdk/dpdk_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <fmt/format.h>
-#include <fstream>
-#include <sched.h>
 #include <thread>
 
-#include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
-#include <rte_eth_ring.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 #include <rte_version.h>
 
+#include "backend/dpdk/dpdk_eal.h"
 #include "backend/dpdk/dpdk_worker.h"
+#include "util/cpus.h"
 #include "util/error.h"
 
 namespace lr::dpdk {
 namespace {
 
-bool has_arg(const std::vector<std::string>& v, std::initializer_list<const char*> names) {
-    for (const auto& a : v)
-        for (const char* n : names) {
-            const size_t len = std::strlen(n);
-            // "--lcores", "--lcores=..", and short forms glued to their value ("-l0-3").
-            if (a.compare(0, len, n) == 0 && (a.size() == len || a[len] == '=' || n[1] != '-')) return true;
-        }
-    return false;
-}
-
-uint64_t free_hugepages() {
-    uint64_t total = 0;
-    for (const char* sz : {"hugepages-2048kB", "hugepages-1048576kB"}) {
-        std::ifstream f(fmt::format("/sys/kernel/mm/hugepages/{}/free_hugepages", sz));
-        uint64_t n = 0;
-        if (f >> n) total += n;
-    }
-    return total;
-}
-
 std::string errstr(int err) { return rte_strerror(err < 0 ? -err : err); }
 
+// Names of DPDK objects (rings, pools) must be unique in the process; sessions number theirs.
+std::atomic<unsigned> g_session_seq{0};
+
 struct Port {
-    engine::PortInfo info;
-    uint16_t ntx = 0, nrx = 0;    // queues with workers
-    uint16_t conf_tx = 0, conf_rx = 0;  // queues configured (some PMDs, e.g. net_af_xdp,
-                                        // pair each TX queue with an RX queue)
+    backend::PortInfo info;
+    uint16_t ntx = 0, nrx = 0;          // queues with workers
+    uint16_t conf_tx = 0, conf_rx = 0;  // queues configured (some PMDs, e.g. net_af_xdp, pair each
+                                        // TX queue with an RX queue)
     bool started = false;
     rte_mempool* spare_pool = nullptr;  // for RX queues without a worker
 };
 
-class DpdkBackend final : public engine::Backend {
+// A sending worker's pool and the frames its mbufs hold.
+struct TxPool {
+    rte_mempool* pool = nullptr;
+    std::vector<std::vector<uint8_t>> loaded;
+};
+
+struct TemplateInit {
+    const std::vector<std::vector<uint8_t>>* frames;
+    bool layout_ok = true;  // frame data at mbuf + sizeof(rte_mbuf) + headroom (the TX path relies on it)
+};
+
+void init_tx_mbuf(rte_mempool*, void* opaque, void* obj, unsigned idx) {
+    auto* ti = static_cast<TemplateInit*>(opaque);
+    const auto& frames = *ti->frames;
+    auto* m = static_cast<rte_mbuf*>(obj);
+    if (rte_pktmbuf_mtod(m, uint8_t*) != reinterpret_cast<uint8_t*>(m) + kDataOffset) ti->layout_ok = false;
+    const auto& f = frames[idx % frames.size()];
+    std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), f.data(), f.size());
+    m->data_len = static_cast<uint16_t>(f.size());
+    m->pkt_len = static_cast<uint32_t>(f.size());
+    m->nb_segs = 1;
+    m->next = nullptr;
+}
+
+class DpdkBackend final : public backend::Backend {
 public:
     ~DpdkBackend() override { close(); }
     std::string name() const override { return "dpdk"; }
-    void open(const spec::RunSpec& spec) override;
-    const std::vector<engine::PortInfo>& ports() const override { return infos_; }
-    unsigned port_index(const std::string& name) const override;
-    void launch(const std::vector<engine::WorkerPlan>& plans, engine::RunControl& ctl) override;
+    void open(const spec::RunSpec& spec, const backend::SessionLayout& layout) override;
+    const std::vector<backend::PortInfo>& ports() const override { return infos_; }
+    uint64_t flush_rx() override;
+    void start(const std::vector<worker::WorkerConfig>& workers) override;
     void join() override;
     stats::PortSample port_sample(unsigned i) const override;
     nlohmann::json environment() const override;
@@ -73,19 +80,23 @@ private:
     uint16_t resolve(const std::string& name) const;
     void make_ring_pair(const std::string& a, const std::string& b);
     rte_mempool* make_pool(const std::string& name, uint32_t n, uint32_t data_room, int socket);
+    void configure(Port& p);
+    void setup_queues();
     void start_ports();
 
     const spec::RunSpec* spec_ = nullptr;
+    backend::SessionLayout layout_;
+    unsigned session_ = 0;
     std::vector<std::string> eal_args_;
-    bool eal_up_ = false;
     bool launched_ = false;
-    unsigned ring_pairs_made_ = 0;
     std::vector<std::pair<std::string, uint16_t>> aliases_;
     std::vector<Port> ports_;
-    std::vector<engine::PortInfo> infos_;
+    std::vector<backend::PortInfo> infos_;
     std::vector<rte_mempool*> pools_;
-    std::deque<WorkerCtx> workers_;  // stable addresses for remote launch
-    std::vector<std::pair<unsigned, int>> lcore_map_;  // (lcore, cpu)
+    std::vector<rte_ring*> rings_;     // of --ring-pair ports
+    std::vector<TxPool> tx_pools_;     // per worker slot (null pool for receive-only roles)
+    std::deque<DpdkWorker> workers_;   // this trial's; stable addresses for remote launch
+    std::vector<std::pair<unsigned, int>> lcores_;  // (lcore, cpu) of the workers, in order
 };
 
 uint16_t DpdkBackend::resolve(const std::string& name) const {
@@ -116,15 +127,15 @@ void DpdkBackend::make_ring_pair(const std::string& a, const std::string& b) {
     rte_ring* ab[kQueues];
     rte_ring* ba[kQueues];
     for (unsigned q = 0; q < kQueues; ++q) {
-        // rte_ring names are limited to 29 characters: index the pair, not the port names.
-        const auto n1 = fmt::format("lrp{}_{}_ab{}", ring_pairs_made_, a.size(), q);
-        const auto n2 = fmt::format("lrp{}_{}_ba{}", ring_pairs_made_, b.size(), q);
+        // rte_ring names are limited to 29 characters: number the pair, not the port names.
+        const auto n1 = fmt::format("lr{}p{}_ab{}", session_, aliases_.size() / 2, q);
+        const auto n2 = fmt::format("lr{}p{}_ba{}", session_, aliases_.size() / 2, q);
         ab[q] = rte_ring_create(n1.c_str(), kRingSize, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
         ba[q] = rte_ring_create(n2.c_str(), kRingSize, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
         if (!ab[q] || !ba[q])
             throw EnvError(fmt::format("--ring-pair {},{}: couldn't create rings: {}", a, b, errstr(rte_errno)));
     }
-    ++ring_pairs_made_;
+    for (unsigned q = 0; q < kQueues; ++q) rings_.insert(rings_.end(), {ab[q], ba[q]});
     const int pa = rte_eth_from_rings(a.c_str(), ba, kQueues, ab, kQueues, SOCKET_ID_ANY);
     const int pb = pa < 0 ? -1 : rte_eth_from_rings(b.c_str(), ab, kQueues, ba, kQueues, SOCKET_ID_ANY);
     if (pa < 0 || pb < 0)
@@ -133,96 +144,6 @@ void DpdkBackend::make_ring_pair(const std::string& a, const std::string& b) {
     // The PMD names them net_ring_<name>; the user knows them by <name>.
     aliases_.emplace_back(a, static_cast<uint16_t>(pa));
     aliases_.emplace_back(b, static_cast<uint16_t>(pb));
-}
-
-unsigned DpdkBackend::port_index(const std::string& name) const {
-    for (unsigned i = 0; i < infos_.size(); ++i)
-        if (infos_[i].name == name) return i;
-    throw UsageError(fmt::format("port \"{}\" was not opened", name));
-}
-
-void DpdkBackend::open(const spec::RunSpec& spec) {
-    spec_ = &spec;
-    // Request/response and reflector runs serve a queue's TX and RX with one worker.
-    const bool paired = spec.outstanding || spec.reflect;
-    const unsigned workers = spec.tx_queue_total() + (paired ? 0 : spec.rx_queue_total());
-    const auto cpus = engine::allowed_cpus();
-    eal_args_ = effective_eal_args(spec.eal_args, workers, cpus);
-    if (!has_arg(eal_args_, {"--no-huge"}) && free_hugepages() == 0)
-        throw EnvError(
-            "no free hugepages: reserve some (echo 512 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages, "
-            "or scripts/testbed.sh up) or add --no-huge to the EAL arguments");
-
-    std::vector<char*> argv;
-    std::vector<std::string> store = eal_args_;
-    store.insert(store.begin(), "linerate");
-    for (auto& s : store) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    const int rc = rte_eal_init(static_cast<int>(store.size()), argv.data());
-    if (rc < 0)
-        throw EnvError(fmt::format("DPDK EAL initialisation failed: {} (EAL arguments: {})", errstr(rte_errno),
-                                   fmt::join(eal_args_, " ")));
-    eal_up_ = true;
-    if (rte_lcore_count() < workers + 1)
-        throw EnvError(fmt::format("{} workers need {} worker lcores but EAL has {} (check -l/--lcores)", workers,
-                                   workers, rte_lcore_count() - 1));
-    unsigned lc;
-    RTE_LCORE_FOREACH_WORKER(lc) lcore_map_.push_back({lc, rte_lcore_to_cpu_id(static_cast<int>(lc))});
-
-    for (const auto& [a, b] : spec.ring_pairs) make_ring_pair(a, b);
-
-    auto add = [&](const spec::PortQueues& pq, bool tx) {
-        const uint16_t pid = resolve(pq.port);
-        auto it = std::find_if(ports_.begin(), ports_.end(), [&](const Port& p) { return p.info.id == pid; });
-        if (it == ports_.end()) {
-            ports_.push_back({});
-            it = ports_.end() - 1;
-            it->info.id = pid;
-            it->info.name = pq.port;
-        }
-        (tx ? it->ntx : it->nrx) = pq.queues;
-    };
-    for (const auto& pq : spec.tx) add(pq, true);
-    for (const auto& pq : spec.rx) add(pq, false);
-
-    const auto& f = spec.frame;
-    const uint32_t l3 = f.frame_size - 18 - (f.vlan ? 4 : 0);
-    for (auto& p : ports_) {
-        rte_eth_dev_info di{};
-        int r = rte_eth_dev_info_get(p.info.id, &di);
-        if (r != 0) throw EnvError(fmt::format("port {}: can't read device info: {}", p.info.name, errstr(r)));
-        p.info.driver = di.driver_name ? di.driver_name : "?";
-        const uint16_t nq = std::max<uint16_t>({p.ntx, p.nrx, 1});
-        if (p.ntx > di.max_tx_queues || p.nrx > di.max_rx_queues)
-            throw UsageError(fmt::format("port {} ({}) supports at most {} TX and {} RX queues; {} and {} requested",
-                                         p.info.name, p.info.driver, di.max_tx_queues, di.max_rx_queues, p.ntx,
-                                         p.nrx));
-        p.conf_tx = std::min(nq, di.max_tx_queues);
-        p.conf_rx = std::min(nq, di.max_rx_queues);
-        if (l3 > di.max_mtu)
-            throw UsageError(fmt::format("frame size {} needs MTU {} but port {} allows at most {}", f.frame_size, l3,
-                                         p.info.name, di.max_mtu));
-        rte_eth_conf conf{};
-        if (p.conf_rx > 1 && di.flow_type_rss_offloads) {
-            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-            conf.rx_adv_conf.rss_conf.rss_hf =
-                (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP) & di.flow_type_rss_offloads;
-        }
-        if (l3 > RTE_ETHER_MTU) conf.rxmode.mtu = l3;
-        r = rte_eth_dev_configure(p.info.id, p.conf_rx, p.conf_tx, &conf);
-        if (r != 0)
-            throw EnvError(fmt::format("couldn't configure port {} with {} RX and {} TX queues: {}", p.info.name,
-                                       p.conf_rx, p.conf_tx, errstr(r)));
-        p.info.tx_queues = p.ntx;
-        p.info.rx_queues = p.nrx;
-        rte_ether_addr mac{};
-        if (rte_eth_macaddr_get(p.info.id, &mac) == 0) {
-            char buf[RTE_ETHER_ADDR_FMT_SIZE];
-            rte_ether_format_addr(buf, sizeof buf, &mac);
-            p.info.mac = buf;
-        }
-        infos_.push_back(p.info);
-    }
 }
 
 rte_mempool* DpdkBackend::make_pool(const std::string& name, uint32_t n, uint32_t data_room, int socket) {
@@ -236,110 +157,118 @@ rte_mempool* DpdkBackend::make_pool(const std::string& name, uint32_t n, uint32_
     return mp;
 }
 
-struct TemplateInit {
-    const std::vector<std::vector<uint8_t>>* frames;
-    bool layout_ok = true;  // frame data at mbuf + sizeof(rte_mbuf) + headroom (the TX loop relies on it)
-};
+void DpdkBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& layout) {
+    spec_ = &spec;
+    layout_ = layout;
+    session_ = g_session_seq++;
+    std::vector<int> cpus;
+    for (const auto& w : layout.workers) cpus.push_back(w.cpu);
+    if (!spec.cpus.empty() && sets_lcores(spec.dpdk.eal_args))
+        throw UsageError("--cpus and an lcore option in the EAL arguments (-l, -c, --lcores) both place the "
+                         "workers: give one of them");
+    eal_args_ = effective_eal_args(spec.dpdk.eal_args, util::allowed_cpus().front(), cpus);
+    eal_open(eal_args_);
+    const auto lcores = worker_lcores();
+    if (lcores.size() < layout.workers.size())
+        throw EnvError(fmt::format("{} workers need {} worker lcores but EAL has {} (check -l/--lcores)",
+                                   layout.workers.size(), layout.workers.size(), lcores.size()));
+    lcores_.assign(lcores.begin(), lcores.begin() + static_cast<long>(layout.workers.size()));
 
-void init_tx_mbuf(rte_mempool*, void* opaque, void* obj, unsigned idx) {
-    const auto& frames = *static_cast<TemplateInit*>(opaque)->frames;
-    auto* m = static_cast<rte_mbuf*>(obj);
-    auto* ti = static_cast<TemplateInit*>(opaque);
-    if (rte_pktmbuf_mtod(m, uint8_t*) != reinterpret_cast<uint8_t*>(m) + sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM)
-        ti->layout_ok = false;
-    const auto& f = frames[idx % frames.size()];
-    std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), f.data(), f.size());
-    m->data_len = static_cast<uint16_t>(f.size());
-    m->pkt_len = static_cast<uint32_t>(f.size());
-    m->nb_segs = 1;
-    m->next = nullptr;
+    for (const auto& [a, b] : spec.dpdk.ring_pairs) make_ring_pair(a, b);
+    for (const auto& name : layout.ports) {
+        Port p;
+        p.info.id = resolve(name);
+        p.info.name = name;
+        ports_.push_back(p);
+    }
+    for (const auto& w : layout.workers) {
+        auto& p = ports_[w.port_index];
+        if (worker::sends(w.role)) p.ntx = std::max<uint16_t>(p.ntx, w.queue + 1);
+        if (worker::receives(w.role)) p.nrx = std::max<uint16_t>(p.nrx, w.queue + 1);
+    }
+    for (auto& p : ports_) configure(p);
+    setup_queues();
+    start_ports();
 }
 
-void DpdkBackend::launch(const std::vector<engine::WorkerPlan>& plans, engine::RunControl& ctl) {
+void DpdkBackend::configure(Port& p) {
     const auto& spec = *spec_;
-    const uint32_t frame_len = spec.frame.frame_size - packet::kFcsLen;
-    const uint32_t rx_room = std::max<uint32_t>(RTE_MBUF_DEFAULT_DATAROOM, spec.frame.frame_size);
-    const bool oversubscribed = engine::allowed_cpus().size() < plans.size() + 1;
-    const size_t needed = spec.outstanding || spec.reflect ? spec.tx_queue_total() : plans.size();
-    if (needed > lcore_map_.size())
-        throw EnvError(fmt::format("{} workers but only {} worker lcores", needed, lcore_map_.size()));
+    const uint32_t l3 = spec.session_max_frame() - 18 - (spec.frame.vlan ? 4 : 0);
+    rte_eth_dev_info di{};
+    int r = rte_eth_dev_info_get(p.info.id, &di);
+    if (r != 0) throw EnvError(fmt::format("port {}: can't read device info: {}", p.info.name, errstr(r)));
+    p.info.driver = di.driver_name ? di.driver_name : "?";
+    if (p.ntx > di.max_tx_queues || p.nrx > di.max_rx_queues)
+        throw UsageError(fmt::format("port {} ({}) supports at most {} TX and {} RX queues; {} and {} requested",
+                                     p.info.name, p.info.driver, di.max_tx_queues, di.max_rx_queues, p.ntx, p.nrx));
+    const uint16_t nq = std::max<uint16_t>({p.ntx, p.nrx, 1});
+    p.conf_tx = std::min(nq, di.max_tx_queues);
+    p.conf_rx = std::min(nq, di.max_rx_queues);
+    if (l3 > di.max_mtu)
+        throw UsageError(fmt::format("frame size {} needs MTU {} but port {} allows at most {}", spec.session_max_frame(),
+                                     l3, p.info.name, di.max_mtu));
+    rte_eth_conf conf{};
+    if (p.conf_rx > 1 && di.flow_type_rss_offloads) {
+        conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+        conf.rx_adv_conf.rss_conf.rss_hf =
+            (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP) & di.flow_type_rss_offloads;
+    }
+    // The device's checksum verdict saves the receiver a software check where it gives one.
+    conf.rxmode.offloads |= di.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_UDP_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM);
+    if (l3 > RTE_ETHER_MTU) conf.rxmode.mtu = l3;
+    r = rte_eth_dev_configure(p.info.id, p.conf_rx, p.conf_tx, &conf);
+    if (r != 0)
+        throw EnvError(fmt::format("couldn't configure port {} with {} RX and {} TX queues: {}", p.info.name,
+                                   p.conf_rx, p.conf_tx, errstr(r)));
+    p.info.tx_queues = p.ntx;
+    p.info.rx_queues = p.nrx;
+    rte_ether_addr mac{};
+    if (rte_eth_macaddr_get(p.info.id, &mac) == 0) {
+        char buf[RTE_ETHER_ADDR_FMT_SIZE];
+        rte_ether_format_addr(buf, sizeof buf, &mac);
+        p.info.mac = buf;
+    }
+}
 
-    for (size_t i = 0; i < plans.size(); ++i) {
-        const auto& pl = plans[i];
-        auto& port = ports_[pl.id.port_index];
+void DpdkBackend::setup_queues() {
+    const auto& spec = *spec_;
+    const uint32_t room = std::max<uint32_t>(RTE_MBUF_DEFAULT_DATAROOM, spec.session_max_frame());
+    const auto ring = static_cast<uint16_t>(spec.ring_size());
+    tx_pools_.assign(layout_.workers.size(), {});
+    for (size_t i = 0; i < layout_.workers.size(); ++i) {
+        const auto& w = layout_.workers[i];
+        auto& port = ports_[w.port_index];
         const int socket = rte_eth_dev_socket_id(port.info.id);
-        WorkerCtx w;
-        static_cast<engine::LoopConfig&>(w) = engine::make_loop_config(spec, pl, ctl, oversubscribed);
-        w.dir = pl.id.dir;
-        w.port = port.info.id;
-        w.queue = pl.id.queue;
-        const auto pname = fmt::format("lr{}_{}{}", port.info.id, stats::dir_str(pl.id.dir), pl.id.queue);
-        int r;
-        if (pl.id.dir == stats::Dir::tx) {
-            const auto& frames = w.templates;
-            w.pool = make_pool(pname, spec.effective_mbufs(), frame_len, socket);
-            TemplateInit ti{&frames};
-            rte_mempool_obj_iter(w.pool, init_tx_mbuf, &ti);
-            if (!ti.layout_ok)
-                throw EnvError("unexpected mbuf layout in this DPDK build (frame data not right after the header)");
-            r = rte_eth_tx_queue_setup(port.info.id, pl.id.queue, static_cast<uint16_t>(spec.ring_size()), socket,
-                                       nullptr);
-        } else {
-            w.pool = make_pool(pname, spec.effective_mbufs(), rx_room, socket);
-            r = rte_eth_rx_queue_setup(port.info.id, pl.id.queue, static_cast<uint16_t>(spec.ring_size()), socket,
-                                       nullptr, w.pool);
+        if (worker::sends(w.role)) {
+            if (w.role != worker::Role::reflect)  // a reflector sends the mbufs it received
+                tx_pools_[i].pool = make_pool(fmt::format("lr{}_{}_tx{}", session_, port.info.id, w.queue),
+                                              spec.effective_mbufs(), room, socket);
+            if (const int r = rte_eth_tx_queue_setup(port.info.id, w.queue, ring, socket, nullptr); r != 0)
+                throw EnvError(fmt::format("couldn't set up TX queue {} on port {}: {}", w.queue, port.info.name,
+                                           errstr(r)));
         }
-        if (r != 0)
-            throw EnvError(fmt::format("couldn't set up {} queue {} on port {}: {}", stats::dir_str(pl.id.dir),
-                                       pl.id.queue, port.info.name, errstr(r)));
-        workers_.push_back(w);
+        if (worker::receives(w.role)) {
+            auto* pool = make_pool(fmt::format("lr{}_{}_rx{}", session_, port.info.id, w.queue),
+                                   spec.effective_mbufs(), room, socket);
+            if (const int r = rte_eth_rx_queue_setup(port.info.id, w.queue, ring, socket, nullptr, pool); r != 0)
+                throw EnvError(fmt::format("couldn't set up RX queue {} on port {}: {}", w.queue, port.info.name,
+                                           errstr(r)));
+        }
     }
     // Queues without a worker still need setting up before the port can start.
     for (auto& p : ports_) {
         const int socket = rte_eth_dev_socket_id(p.info.id);
-        for (uint16_t q = p.ntx; q < p.conf_tx; ++q) {
-            const int r = rte_eth_tx_queue_setup(p.info.id, q, static_cast<uint16_t>(spec.ring_size()), socket, nullptr);
-            if (r != 0) throw EnvError(fmt::format("couldn't set up tx queue {} on port {}: {}", q, p.info.name, errstr(r)));
-        }
+        for (uint16_t q = p.ntx; q < p.conf_tx; ++q)
+            if (const int r = rte_eth_tx_queue_setup(p.info.id, q, ring, socket, nullptr); r != 0)
+                throw EnvError(fmt::format("couldn't set up TX queue {} on port {}: {}", q, p.info.name, errstr(r)));
         if (p.nrx < p.conf_rx) {
-            p.spare_pool = make_pool(fmt::format("lr{}_spare", p.info.id),
-                                     2 * spec.ring_size() * (p.conf_rx - p.nrx) + 512, rx_room, socket);
-            for (uint16_t q = p.nrx; q < p.conf_rx; ++q) {
-                const int r = rte_eth_rx_queue_setup(p.info.id, q, static_cast<uint16_t>(spec.ring_size()), socket,
-                                                     nullptr, p.spare_pool);
-                if (r != 0)
-                    throw EnvError(fmt::format("couldn't set up rx queue {} on port {}: {}", q, p.info.name, errstr(r)));
-            }
+            p.spare_pool = make_pool(fmt::format("lr{}_{}_spare", session_, p.info.id),
+                                     2 * ring * (p.conf_rx - p.nrx) + 512, room, socket);
+            for (uint16_t q = p.nrx; q < p.conf_rx; ++q)
+                if (const int r = rte_eth_rx_queue_setup(p.info.id, q, ring, socket, nullptr, p.spare_pool); r != 0)
+                    throw EnvError(fmt::format("couldn't set up RX queue {} on port {}: {}", q, p.info.name, errstr(r)));
         }
     }
-    start_ports();
-
-    if (spec.outstanding || spec.reflect) {
-        // Request/response and reflector: one worker serves the TX and RX queue of a port.
-        for (auto& t : workers_) {
-            if (t.dir != stats::Dir::tx) continue;
-            for (auto& x : workers_)
-                if (x.dir == stats::Dir::rx && x.port == t.port && x.queue == t.queue) {
-                    t.rr_rx = &x;
-                    x.launched_by_pair = true;
-                }
-            t.outstanding = spec.outstanding;
-            t.reflect = spec.reflect;
-            t.response_timeout_s = spec.response_timeout_s;
-        }
-    }
-    size_t li = 0;
-    for (auto& w : workers_) {
-        if (w.launched_by_pair) continue;
-        const int r = rte_eal_remote_launch(worker_main, &w, lcore_map_[li++].first);
-        if (r != 0) {
-            ctl.stop_tx.store(true);
-            ctl.stop_rx.store(true);
-            rte_eal_mp_wait_lcore();
-            throw EnvError(fmt::format("couldn't launch a worker on lcore {}: {}", lcore_map_[li - 1].first, errstr(r)));
-        }
-    }
-    launched_ = true;
 }
 
 void DpdkBackend::start_ports() {
@@ -348,10 +277,10 @@ void DpdkBackend::start_ports() {
         if (r != 0) throw EnvError(fmt::format("couldn't start port {}: {}", p.info.name, errstr(r)));
         p.started = true;
         if (p.nrx) rte_eth_promiscuous_enable(p.info.id);  // ENOTSUP on some PMDs: harmless
+        rte_eth_stats_reset(p.info.id);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    for (size_t i = 0; i < ports_.size(); ++i) {
-        auto& p = ports_[i];
+    for (auto& p : ports_) {
         rte_eth_link link{};
         for (;;) {
             rte_eth_link_get_nowait(p.info.id, &link);
@@ -360,10 +289,60 @@ void DpdkBackend::start_ports() {
         }
         p.info.link_up = link.link_status == RTE_ETH_LINK_UP;
         p.info.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
-        infos_[i] = p.info;
+        infos_.push_back(p.info);
         if (!p.info.link_up)
             throw EnvError(fmt::format("port {} ({}): link is down after 5s", p.info.name, p.info.driver));
     }
+}
+
+uint64_t DpdkBackend::flush_rx() {
+    uint64_t n = 0;
+    rte_mbuf* bufs[kMaxBurst];
+    for (const auto& w : layout_.workers) {
+        if (!worker::receives(w.role)) continue;
+        const uint16_t pid = ports_[w.port_index].info.id;
+        for (uint16_t k; (k = rte_eth_rx_burst(pid, w.queue, bufs, kMaxBurst)) > 0;) {
+            rte_pktmbuf_free_bulk(bufs, k);
+            n += k;
+        }
+    }
+    return n;
+}
+
+void DpdkBackend::start(const std::vector<worker::WorkerConfig>& workers) {
+    if (workers.size() != layout_.workers.size())
+        throw EnvError(fmt::format("internal: {} workers for a session of {}", workers.size(), layout_.workers.size()));
+    workers_.clear();
+    for (size_t i = 0; i < workers.size(); ++i) {
+        auto& tp = tx_pools_[i];
+        const auto& w = workers[i];
+        if (tp.pool && tp.loaded != w.tx.templates) {
+            // New frames (the first trial, or another size): written once into every mbuf.
+            for (const auto& f : w.tx.templates)
+                if (f.size() > tp.pool->elt_size - sizeof(rte_mbuf) - RTE_PKTMBUF_HEADROOM)
+                    throw EnvError(fmt::format("a {}-byte frame does not fit the mbufs of port {} (made for the "
+                                               "session's largest frame)",
+                                               f.size() + 4, w.port));
+            TemplateInit ti{&w.tx.templates};
+            rte_mempool_obj_iter(tp.pool, init_tx_mbuf, &ti);
+            if (!ti.layout_ok)
+                throw EnvError("unexpected mbuf layout in this DPDK build (frame data not right after the header)");
+            tp.loaded = w.tx.templates;
+        }
+        workers_.push_back({w, ports_[w.port_index].info.id, tp.pool});
+    }
+    for (size_t i = 0; i < workers_.size(); ++i) {
+        const int r = rte_eal_remote_launch(worker_main, &workers_[i], lcores_[i].first);
+        if (r != 0) {
+            // Stop those already running before reporting.
+            auto* ctl = const_cast<worker::RunControl*>(workers[i].ctl);
+            ctl->stop_tx.store(true);
+            ctl->stop_rx.store(true);
+            rte_eal_mp_wait_lcore();
+            throw EnvError(fmt::format("couldn't launch a worker on lcore {}: {}", lcores_[i].first, errstr(r)));
+        }
+    }
+    launched_ = true;
 }
 
 void DpdkBackend::join() {
@@ -399,47 +378,37 @@ nlohmann::json DpdkBackend::environment() const {
                          {"link_up", p.link_up},
                          {"link_speed_mbps", p.link_speed_mbps}});
     auto lcores = nlohmann::json::array();
-    for (const auto& [lc, cpu] : lcore_map_) lcores.push_back({{"lcore", lc}, {"cpu", cpu}});
+    for (const auto& [lc, cpu] : lcores_) lcores.push_back({{"lcore", lc}, {"cpu", cpu}});
     return {{"backend", "dpdk"},
             {"dpdk_version", rte_version()},
             {"eal_args", eal_args_},
-            {"main_lcore", eal_up_ ? rte_get_main_lcore() : 0},
+            {"main_lcore", rte_get_main_lcore()},
             {"worker_lcores", lcores},
             {"ports", ports}};
 }
 
 void DpdkBackend::close() {
     join();
+    // Closing releases the queues (and the mbufs they hold) before their pools are freed; a
+    // later session in this process re-creates virtual devices (dpdk_eal.cpp).
     for (auto& p : ports_) {
         if (p.started) rte_eth_dev_stop(p.info.id);
         p.started = false;
-        if (eal_up_) rte_eth_dev_close(p.info.id);
+        rte_eth_dev_close(p.info.id);
     }
     ports_.clear();
+    infos_.clear();
     for (auto* mp : pools_) rte_mempool_free(mp);
     pools_.clear();
-    if (eal_up_) rte_eal_cleanup();
-    eal_up_ = false;
+    for (auto* r : rings_) rte_ring_free(r);
+    rings_.clear();
+    aliases_.clear();
+    tx_pools_.clear();
+    workers_.clear();
 }
 
 }  // namespace
 
-std::vector<std::string> effective_eal_args(const std::vector<std::string>& user, unsigned workers,
-                                            const std::vector<int>& cpus) {
-    std::vector<std::string> a = user;
-    if (!has_arg(a, {"-l", "-c", "--lcores"})) {
-        // Main lcore on the first CPU (it mostly sleeps); workers from the second CPU on,
-        // wrapping when there are more workers than CPUs.
-        std::string m = fmt::format("0@{}", cpus[0]);
-        for (unsigned i = 1; i <= workers; ++i) m += fmt::format(",{}@{}", i, cpus[i % cpus.size()]);
-        a.push_back("--lcores=" + m);
-    }
-    if (!has_arg(a, {"--in-memory", "--file-prefix", "--proc-type"})) a.push_back("--in-memory");
-    if (!has_arg(a, {"--telemetry", "--no-telemetry"})) a.push_back("--no-telemetry");
-    if (!has_arg(a, {"--log-level"})) a.push_back("--log-level=lib.eal:warning");
-    return a;
-}
-
-std::unique_ptr<engine::Backend> make_dpdk_backend() { return std::make_unique<DpdkBackend>(); }
+std::unique_ptr<backend::Backend> make_dpdk_backend() { return std::make_unique<DpdkBackend>(); }
 
 }  // namespace lr::dpdk

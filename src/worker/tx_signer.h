@@ -21,7 +21,7 @@
 #include "stats/counters.h"
 #include "stats/tsc_clock.h"
 
-namespace lr::engine {
+namespace lr::worker {
 
 class TxSigner {
 public:
@@ -197,4 +197,4 @@ private:
     stats::BurstClock clock_;
 };
 
-}  // namespace lr::engine
+}  // namespace lr::worker

@@ -6,7 +6,7 @@
 
 #include "stats/counters.h"
 
-namespace lr::engine {
+namespace lr::worker {
 
 class Pacer {
 public:
@@ -28,4 +28,4 @@ private:
     uint64_t t0_ = 0;
 };
 
-}  // namespace lr::engine
+}  // namespace lr::worker

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <sched.h>
 
-namespace lr::engine {
+namespace lr::worker {
 
 class IdleYield {
 public:
@@ -25,4 +25,4 @@ private:
     uint32_t n_ = 0;
 };
 
-}  // namespace lr::engine
+}  // namespace lr::worker

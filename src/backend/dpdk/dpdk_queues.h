@@ -1,0 +1,132 @@
+// DPDK burst operations for the queue engines (src/worker): one ethdev queue, one mempool
+// whose mbufs were written with the frame templates when the trial started, so sending a
+// frame writes nothing but its signature. No allocation, lock, syscall or log per packet.
+#pragma once
+#include <cstring>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "worker/queue_ops.h"
+
+namespace lr::dpdk {
+
+inline constexpr uint32_t kMaxBurst = 512;
+// Frame data follows the mbuf header at a fixed offset (pools are made without private area;
+// checked when a pool's templates are written): the stamp needs no mbuf header read.
+inline constexpr size_t kDataOffset = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
+
+class DpdkTxOps {
+public:
+    DpdkTxOps(uint16_t port, uint16_t queue, rte_mempool* pool) : port_(port), queue_(queue), pool_(pool) {}
+    void reclaim() {}
+    uint32_t room(uint32_t burst) const { return burst > npend_ ? burst - npend_ : 0; }
+    worker::Acquired acquire(uint32_t n) {
+        // Mbufs come back from the driver with data, data_len and pkt_len intact, so a raw
+        // pool get hands out ready frames.
+        if (rte_mempool_get_bulk(pool_, reinterpret_cast<void**>(pend_ + npend_), n) != 0) return {0, true, false};
+        fresh_ = npend_;
+        npend_ += n;
+        return {n, false, false};
+    }
+    worker::FrameSpan fresh() const { return {reinterpret_cast<void* const*>(pend_), kDataOffset, fresh_, npend_}; }
+    worker::Transmitted transmit() {
+        if (!npend_) return {};
+        const uint16_t n = rte_eth_tx_burst(port_, queue_, pend_, static_cast<uint16_t>(npend_));
+        const bool partial = n < npend_;
+        // Back-pressure: keep the rest and offer it again next burst (counted, and bounded
+        // by the watchdog's stall limit and the stop flag).
+        if (partial && n) std::memmove(pend_, pend_ + n, (npend_ - n) * sizeof(pend_[0]));
+        npend_ -= n;
+        sent_ += n;
+        return {n, partial};
+    }
+    uint64_t issued() const { return sent_ + npend_; }
+    uint64_t held() const { return npend_; }
+    uint64_t confirmed() const { return sent_; }
+    uint64_t errors() const { return 0; }
+    bool failed() const { return false; }
+    void finish() {}
+    template <class F>
+    void for_each_unconfirmed(F&& f) const {
+        for (uint32_t i = 0; i < npend_; ++i) f(rte_pktmbuf_mtod(pend_[i], const uint8_t*));
+    }
+    void drop_held() {
+        if (npend_) rte_mempool_put_bulk(pool_, reinterpret_cast<void**>(pend_), npend_);
+        npend_ = 0;
+    }
+
+private:
+    uint16_t port_, queue_;
+    rte_mempool* pool_;
+    rte_mbuf* pend_[kMaxBurst];
+    uint32_t npend_ = 0, fresh_ = 0;
+    uint64_t sent_ = 0;
+};
+static_assert(worker::TxQueueOps<DpdkTxOps>);
+
+class DpdkRxOps {
+public:
+    DpdkRxOps(uint16_t port, uint16_t queue) : port_(port), queue_(queue) {}
+    uint32_t receive(uint32_t burst) {
+        n_ = rte_eth_rx_burst(port_, queue_, bufs_, static_cast<uint16_t>(burst));
+        return n_;
+    }
+    uint8_t* data(uint32_t i) const { return rte_pktmbuf_mtod(bufs_[i], uint8_t*); }
+    uint32_t len(uint32_t i) const { return rte_pktmbuf_data_len(bufs_[i]); }
+    uint64_t wire_bytes(uint32_t i) const { return rte_pktmbuf_pkt_len(bufs_[i]) + 4ull; }  // + FCS, which the NIC strips
+    bool csum_verified(uint32_t i) const {
+        return (bufs_[i]->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+    }
+    void release() { rte_pktmbuf_free_bulk(bufs_, n_); }
+    void idle() {}
+
+protected:
+    uint16_t port_, queue_;
+    rte_mbuf* bufs_[kMaxBurst];
+    uint16_t n_ = 0;
+};
+static_assert(worker::RxQueueOps<DpdkRxOps>);
+
+// Receives on an RX queue and sends back on the TX queue of the same index.
+class DpdkReflectOps : public DpdkRxOps {
+public:
+    DpdkReflectOps(uint16_t port, uint16_t queue) : DpdkRxOps(port, queue) {}
+    void reclaim() {}
+    void keep(uint32_t i) { keep_[i] = true; }
+    worker::Transmitted send_back() {
+        uint16_t nb = 0, no = 0;
+        for (uint16_t i = 0; i < n_; ++i) {
+            (keep_[i] ? back_[nb++] : other_[no++]) = bufs_[i];
+            keep_[i] = false;
+        }
+        if (no) rte_pktmbuf_free_bulk(other_, no);
+        uint16_t sent = 0;
+        bool partial = false;
+        for (int tries = 0; sent < nb && tries < 8; ++tries) {  // bounded retries, then drop and count
+            const uint16_t k = rte_eth_tx_burst(port_, queue_, back_ + sent, static_cast<uint16_t>(nb - sent));
+            partial |= k < nb - sent;
+            sent = static_cast<uint16_t>(sent + k);
+        }
+        for (uint16_t i = 0; i < sent; ++i) bytes_ += rte_pktmbuf_pkt_len(back_[i]) + 4ull;
+        if (sent < nb) rte_pktmbuf_free_bulk(back_ + sent, nb - sent);
+        confirmed_ += sent;
+        dropped_ += nb - sent;
+        return {sent, partial};
+    }
+    uint64_t confirmed() const { return confirmed_; }
+    uint64_t confirmed_bytes() const { return bytes_; }
+    uint64_t dropped() const { return dropped_; }
+    uint64_t errors() const { return 0; }
+    void finish() {}
+
+private:
+    bool keep_[kMaxBurst] = {};
+    rte_mbuf* back_[kMaxBurst];
+    rte_mbuf* other_[kMaxBurst];
+    uint64_t confirmed_ = 0, bytes_ = 0, dropped_ = 0;
+};
+static_assert(worker::ReflectQueueOps<DpdkReflectOps>);
+
+}  // namespace lr::dpdk

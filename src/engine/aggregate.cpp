@@ -1,0 +1,149 @@
+#include "engine/aggregate.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace lr::engine {
+
+using stats::Dir;
+
+std::vector<result::StreamResult> merge_streams(const std::vector<TxStreams>& tx,
+                                                const std::vector<const stats::RxResult*>& rx, bool sender_known,
+                                                std::vector<std::string>& violations) {
+    size_t n = 0;  // stream ids are dense: size everything once
+    for (const auto& t : tx)
+        for (auto id : *t.streams) n = std::max<size_t>(n, id + 1u);
+    for (const auto* r : rx) n = std::max({n, r->streams.size(), r->sink.size()});
+    std::vector<result::StreamResult> out(n);
+    std::vector<uint64_t> best(n, 0), gaps(n, 0);
+    for (uint32_t s = 0; s < n; ++s) out[s].stream = s;
+    for (const auto& t : tx)
+        if (t.sent && t.sent->size() == t.streams->size())
+            for (size_t k = 0; k < t.streams->size(); ++k) {
+                auto& r = out[(*t.streams)[k]];
+                r.tx_known = true;
+                r.sent += (*t.sent)[k];
+            }
+    for (const auto* rr : rx) {
+        const auto& sk = rr->sink;  // XDP sink: frames and highest sequence only
+        for (uint32_t s = 0; s < sk.size(); ++s) {
+            out[s].received += sk[s].first;
+            gaps[s] += sk[s].second > sk[s].first ? sk[s].second - sk[s].first : 0;
+        }
+        const auto& st = rr->streams;
+        for (uint32_t s = 0; s < st.size(); ++s) {
+            const auto& c = st[s].seq.counts();
+            if (!c.any) continue;
+            auto& r = out[s];
+            r.received += c.received;
+            r.reordered += c.reordered;
+            r.duplicates += c.duplicates;
+            r.late += c.late;
+            gaps[s] += st[s].seq.gaps();
+            if (c.received > best[s]) {  // a stream normally lands on one queue
+                best[s] = c.received;
+                r.jitter_ns = st[s].jitter.ns();
+            }
+        }
+    }
+    for (auto& r : out) {
+        if (sender_known && r.tx_known) {
+            if (r.received > r.sent)
+                violations.push_back(fmt::format("stream {}: received {} distinct packets but sent {}", r.stream,
+                                                 r.received, r.sent));
+            else
+                r.lost = r.sent - r.received;
+        } else {
+            r.lost = gaps[r.stream];
+        }
+    }
+    // Only streams that exist: sent something or received something.
+    std::vector<result::StreamResult> used;
+    for (const auto& r : out)
+        if (r.tx_known || r.received || r.late || r.duplicates) used.push_back(r);
+    return used;
+}
+
+void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin,
+               const std::vector<TxStreams>& tx, const std::vector<const stats::RxResult*>& rx, bool ended_early) {
+    stats::check_invariants(r.ids, fin, r.loopback, r.violations);
+    r.ports = fin.ports;
+    r.tx = stats::total(r.ids, fin, Dir::tx);
+    r.rx = stats::total(r.ids, fin, Dir::rx);
+    size_t rxi = 0;
+    for (size_t i = 0; i < r.ids.size(); ++i) {
+        const auto& q = fin.queues[i];
+        const bool is_rx = r.ids[i].dir == Dir::rx;
+        const uint64_t a = is_rx ? q.first_pkt_ns : q.start_ns, b = is_rx ? q.last_pkt_ns : q.end_ns;
+        result::QueueResult qr{r.ids[i], q, b > a ? (b - a) * 1e-9 : 0, {}};
+        if (is_rx && rxi < rx.size()) {
+            qr.latency = result::summarize(rx[rxi]->latency);
+            r.latency.merge(rx[rxi]->latency);
+            ++rxi;
+        }
+        r.queues.push_back(qr);
+    }
+    r.sig_level = spec.sig_level();
+    for (const auto& t : spec.tx)
+        for (const auto& x : spec.rx)
+            if (t.port == x.port && !spec.reflect) r.round_trip = true;
+    for (const auto& q : fin.queues) r.timeouts += q.timeouts;
+    if (spec.rx_enabled() && r.sig_level != packet::SigLevel::none && !spec.reflect)
+        r.streams = merge_streams(tx, rx, spec.tx_enabled(), r.violations);
+    if (spec.rx_enabled() && spec.afxdp.rx_mode == spec::RxMode::xdp)
+        r.notes.push_back("RX counted by the XDP sink in the driver: the reduced set (frames, bytes and sequence "
+                          "gaps per stream); duplicates count as received, reordering and latency are not "
+                          "measured");
+    // The TX phase as the workers saw it: first TX worker start to last TX worker end.
+    uint64_t t_first = UINT64_MAX, t_last = 0;
+    for (const auto& q : r.queues)
+        if (q.id.dir == Dir::tx && q.final.start_ns && q.final.end_ns) {
+            t_first = std::min(t_first, q.final.start_ns);
+            t_last = std::max(t_last, q.final.end_ns);
+        }
+    if (t_last > t_first) r.tx_seconds = (t_last - t_first) * 1e-9;
+    uint64_t r_first = UINT64_MAX, r_last = 0;
+    for (const auto& q : r.queues)
+        if (q.id.dir == Dir::rx && q.final.first_pkt_ns) {
+            r_first = std::min(r_first, q.final.first_pkt_ns);
+            r_last = std::max(r_last, q.final.last_pkt_ns);
+        }
+    if (r_last > r_first) r.rx_seconds = (r_last - r_first) * 1e-9;
+    if (spec.outstanding && r.tx_seconds > 0) r.transactions_per_s = r.rx.unique / r.tx_seconds;
+    if (spec.rate_pps > 0 && spec.tx_enabled() && r.tx_seconds > 0) {
+        const double achieved = r.tx.packets / r.tx_seconds;
+        if (achieved < 0.99 * spec.rate_pps) {
+            r.generator_limited = true;
+            r.notes.push_back(fmt::format("generator-limited: achieved {:.0f} pps of the {:.0f} pps requested",
+                                          achieved, spec.rate_pps));
+        }
+    }
+    // Loss counts distinct test frames: foreign and malformed frames, duplicates and late
+    // arrivals never make up for a lost one.
+    if (r.loopback && r.rx.unique <= r.tx.packets) r.lost = r.tx.packets - r.rx.unique;
+    if (spec.count && spec.tx_enabled() && r.tx.packets != *spec.count && !ended_early)
+        r.violations.push_back(fmt::format("sent {} packets but --count asked for {}", r.tx.packets, *spec.count));
+    if (r.tx.unsent)
+        r.notes.push_back(fmt::format("{} built packets were never accepted by the device when TX stopped "
+                                      "(not counted as sent)",
+                                      r.tx.unsent));
+    if (r.flushed_before)
+        r.notes.push_back(fmt::format("{} frames were waiting in the receive queues before the trial started "
+                                      "(discarded, not counted)",
+                                      r.flushed_before));
+}
+
+void decide(result::TrialResult& r, const spec::RunSpec& spec) {
+    if (!r.violations.empty()) {
+        r.verdict = result::Verdict::invalid;
+        r.verdict_reason = r.violations.front();
+    } else if (spec.max_loss_pct && r.tx.packets > 0 && 100.0 * r.lost / r.tx.packets > *spec.max_loss_pct) {
+        r.verdict = result::Verdict::fail;
+        r.verdict_reason =
+            fmt::format("loss {:.6f}% exceeds --max-loss {}%", 100.0 * r.lost / r.tx.packets, *spec.max_loss_pct);
+    } else {
+        r.verdict = result::Verdict::pass;
+    }
+}
+
+}  // namespace lr::engine

@@ -1,0 +1,217 @@
+#include "engine/controller.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <thread>
+
+#include "engine/aggregate.h"
+#include "engine/interrupt.h"
+#include "engine/latency_collector.h"
+
+namespace lr::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using stats::Dir;
+using stats::WorkerState;
+
+// The control thread's own copies of what it saw last: nothing reader-side lives on a
+// worker's cache line.
+struct Watchdog {
+    std::vector<uint64_t> polls, packets;
+    std::vector<double> polls_t, packets_t;
+    explicit Watchdog(size_t n) : polls(n, 0), packets(n, 0), polls_t(n, 0), packets_t(n, 0) {}
+};
+
+class Trial {
+public:
+    Trial(backend::Backend& be, const spec::RunSpec& spec, const backend::SessionLayout& layout,
+          const CounterSlots& slots, result::Sink& sink)
+        : be_(be), spec_(spec), layout_(layout), slots_(slots), sink_(sink), out_(slots.ids.size()),
+          n_(slots.ids.size()), wd_(n_), latency_(out_.rx_results) {}
+
+    result::TrialResult run(unsigned index);
+
+private:
+    stats::Snapshot snap() const {
+        stats::Snapshot s;
+        s.t = std::chrono::duration<double>(Clock::now() - t0_).count();
+        s.queues.reserve(n_);
+        for (size_t i = 0; i < n_; ++i) s.queues.push_back(stats::read(out_.counters[i]));
+        for (unsigned p = 0; p < be_.ports().size(); ++p)
+            s.ports.push_back(stats::since(port_base_[p], be_.port_sample(p)));
+        return s;
+    }
+    bool all_finished(Dir d, const stats::Snapshot& s) const {
+        for (size_t i = 0; i < n_; ++i)
+            if (res_.ids[i].dir == d && s.queues[i].state != WorkerState::finished &&
+                s.queues[i].state != WorkerState::failed)
+                return false;
+        return true;
+    }
+    void emit_interval(const stats::Snapshot& cur, bool final = false) {
+        auto row = stats::interval(res_.ids, last_, cur, res_.violations);
+        latency_.take(row, final);
+        if (row.latency_live) max_latency_s_ = std::max(max_latency_s_, row.lat_max * 1e-9);
+        res_.intervals.push_back(row);
+        sink_.interval(row);
+        last_ = cur;
+    }
+    void watchdog(const stats::Snapshot& s);
+    void control_loop();
+
+    backend::Backend& be_;
+    const spec::RunSpec& spec_;
+    const backend::SessionLayout& layout_;
+    const CounterSlots& slots_;
+    result::Sink& sink_;
+    worker::RunControl ctl_;
+    TrialOutputs out_;
+    size_t n_;
+    Watchdog wd_;
+    LatencyCollector latency_;
+    std::vector<stats::PortSample> port_base_;
+    result::TrialResult res_;
+    Clock::time_point t0_;
+    stats::Snapshot last_;
+    double tx_end_ = -1, drain_start_ = -1;
+    double max_latency_s_ = 0;  // the worst latency the interval rows have shown so far
+    bool aborted_ = false;
+};
+
+void Trial::watchdog(const stats::Snapshot& s) {
+    for (size_t i = 0; i < n_; ++i) {
+        const auto& q = s.queues[i];
+        const auto& id = res_.ids[i];
+        const auto where = fmt::format("{} {} queue {}", stats::dir_str(id.dir), id.port, id.queue);
+        if (q.state == WorkerState::failed) {
+            res_.violations.push_back(fmt::format("worker {} failed", where));
+            aborted_ = true;
+            continue;
+        }
+        if (q.state == WorkerState::finished) continue;
+        if (q.polls != wd_.polls[i]) {
+            wd_.polls[i] = q.polls;
+            wd_.polls_t[i] = s.t;
+        } else if (s.t - wd_.polls_t[i] > spec_.stall_s) {
+            res_.violations.push_back(
+                fmt::format("worker {} made no progress for {:.1f}s (stuck or dead)", where, spec_.stall_s));
+            aborted_ = true;
+        }
+        // A reflector sends only what arrives: an idle TX queue is not a stuck one.
+        if (id.dir != Dir::tx || spec_.reflect || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
+        if (q.packets != wd_.packets[i]) {
+            wd_.packets[i] = q.packets;
+            wd_.packets_t[i] = s.t;
+        } else if (s.t - wd_.packets_t[i] > spec_.stall_s) {
+            res_.violations.push_back(fmt::format(
+                "{}: the device accepted no packet for {:.1f}s (link down or stuck queue)", where, spec_.stall_s));
+            aborted_ = true;
+        }
+    }
+}
+
+void Trial::control_loop() {
+    const double tick = std::min(0.01, spec_.interval_s / 4);
+    double next_report = spec_.interval_s, rx_last_change = 0;
+    uint64_t rx_prev = 0;
+    bool traffic_seen = false;
+    const bool tx = spec_.tx_enabled();
+    for (;;) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(tick));
+        const auto s = snap();
+        watchdog(s);
+        if (s.t >= next_report) {
+            emit_interval(s);
+            next_report += spec_.interval_s;
+        }
+        const uint64_t rx_now = stats::total(res_.ids, s, Dir::rx).packets;
+        if (rx_now != rx_prev) {
+            rx_prev = rx_now;
+            rx_last_change = s.t;
+            traffic_seen = true;
+        }
+        if (aborted_) return;
+        if (interrupt_requested() && !res_.interrupted) {
+            res_.interrupted = true;
+            res_.notes.push_back(fmt::format("interrupted by a signal at {:.3f}s", s.t));
+            if (!tx) return;
+            ctl_.stop_tx.store(true, std::memory_order_relaxed);
+        }
+        if (tx) {
+            if (tx_end_ < 0 && (s.t >= spec_.duration_s || (spec_.count && all_finished(Dir::tx, s))))
+                ctl_.stop_tx.store(true, std::memory_order_relaxed);
+            if (tx_end_ < 0 && ctl_.stop_tx.load(std::memory_order_relaxed) && all_finished(Dir::tx, s)) {
+                tx_end_ = s.t;
+                drain_start_ = s.t;
+            }
+            if (tx_end_ >= 0) {
+                if (!spec_.rx_enabled()) return;
+                // Drained: everything sent has arrived, or nothing new came for a quiet period
+                // (100 ms, or twice the worst latency seen, whichever is longer), or --drain
+                // expired. Until a first frame arrived there is no quiet period: frames may
+                // still be on their way.
+                const bool all_in =
+                    stats::total(res_.ids, s, Dir::rx).unique >= stats::total(res_.ids, s, Dir::tx).packets;
+                const double window = std::min(std::max(0.1, 2 * max_latency_s_), spec_.drain_s);
+                const bool quiet = traffic_seen && s.t - std::max(rx_last_change, drain_start_) >= window;
+                if (all_in || quiet || s.t - drain_start_ >= spec_.drain_s) return;
+            }
+        } else {
+            if (s.t >= spec_.duration_s) return;
+            if (spec_.count && rx_now >= *spec_.count) return;
+            if (spec_.stop_when_idle && traffic_seen && s.t - rx_last_change >= spec_.drain_s) return;
+        }
+    }
+}
+
+result::TrialResult Trial::run(unsigned index) {
+    res_.index = index;
+    res_.trial = spec_.trial();
+    res_.ids = slots_.ids;
+    res_.loopback = spec_.tx_enabled() && spec_.rx_enabled() && !spec_.reflect;
+    const auto workers = plan_workers(spec_, layout_, slots_, out_, ctl_);
+    // Each later trial starts from drained, idle queues: stragglers of an earlier one are
+    // dropped. The first finds the ports as they were opened (a pcap port's frames wait there).
+    if (index > 0) res_.flushed_before = be_.flush_rx();
+    for (unsigned p = 0; p < be_.ports().size(); ++p) port_base_.push_back(be_.port_sample(p));
+    t0_ = Clock::now();
+    last_ = snap();
+    last_.t = 0;
+    be_.start(workers);
+
+    control_loop();
+    ctl_.stop_tx.store(true, std::memory_order_relaxed);
+    ctl_.stop_rx.store(true, std::memory_order_relaxed);
+    be_.join();
+    const auto fin = snap();
+    res_.tx_seconds = spec_.tx_enabled() ? (tx_end_ >= 0 ? tx_end_ : fin.t) : fin.t;
+    res_.drain_seconds = spec_.tx_enabled() && drain_start_ >= 0 ? fin.t - drain_start_ : 0;
+    res_.total_seconds = fin.t;
+    if (fin.t - last_.t > 1e-6) {
+        emit_interval(fin, true);
+    } else {
+        stats::IntervalRow rest;
+        latency_.take(rest, true);  // the workers have ended: whatever is left joins the totals
+    }
+    std::vector<TxStreams> tx;
+    std::vector<const stats::RxResult*> rx;
+    for (size_t i = 0; i < workers.size(); ++i)
+        if (slots_.tx_slot[i] >= 0) tx.push_back({&workers[i].tx.streams, workers[i].tx.sent_per_stream});
+    for (size_t i = 0; i < n_; ++i)
+        if (res_.ids[i].dir == Dir::rx) rx.push_back(&out_.rx_results[i]);
+    aggregate(res_, spec_, fin, tx, rx, aborted_ || res_.interrupted);
+    decide(res_, spec_);
+    return std::move(res_);
+}
+
+}  // namespace
+
+result::TrialResult run_trial(backend::Backend& be, const spec::RunSpec& spec, const backend::SessionLayout& layout,
+                              const CounterSlots& slots, unsigned index, result::Sink& sink) {
+    Trial t(be, spec, layout, slots, sink);
+    return t.run(index);
+}
+
+}  // namespace lr::engine

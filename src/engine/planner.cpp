@@ -1,0 +1,128 @@
+#include "engine/planner.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "flow/flows.h"
+#include "packet/frame.h"
+#include "packet/signature.h"
+#include "util/cpus.h"
+#include "util/error.h"
+
+namespace lr::engine {
+
+using worker::Role;
+
+backend::SessionLayout plan_layout(const spec::RunSpec& spec) {
+    backend::SessionLayout l;
+    auto port_index = [&](const std::string& name) {
+        const auto it = std::find(l.ports.begin(), l.ports.end(), name);
+        if (it != l.ports.end()) return static_cast<unsigned>(it - l.ports.begin());
+        l.ports.push_back(name);
+        return static_cast<unsigned>(l.ports.size() - 1);
+    };
+    for (const auto& pq : spec.tx) port_index(pq.port);
+    for (const auto& pq : spec.rx) port_index(pq.port);
+    auto add = [&](Role r, const spec::PortQueues& pq) {
+        for (uint16_t q = 0; q < pq.queues; ++q) l.workers.push_back({r, port_index(pq.port), pq.port, q, -1});
+    };
+    if (spec.paired()) {
+        // One worker per queue sends and receives (the spec checked that --rx matches --tx).
+        for (const auto& pq : spec.tx) add(spec.reflect ? Role::reflect : Role::request_response, pq);
+    } else {
+        for (const auto& pq : spec.tx) add(Role::tx, pq);
+        for (const auto& pq : spec.rx) add(Role::rx, pq);
+    }
+    const auto allowed = util::allowed_cpus();
+    for (int c : spec.cpus)
+        if (std::find(allowed.begin(), allowed.end(), c) == allowed.end())
+            throw UsageError(fmt::format("--cpus: CPU {} is not available to this process (allowed: {})", c,
+                                         fmt::join(allowed, ",")));
+    for (size_t i = 0; i < l.workers.size(); ++i)
+        l.workers[i].cpu = spec.cpus.empty() ? allowed[(i + 1) % allowed.size()] : spec.cpus[i % spec.cpus.size()];
+    return l;
+}
+
+CounterSlots plan_counters(const backend::SessionLayout& layout) {
+    CounterSlots s;
+    s.tx_slot.assign(layout.workers.size(), -1);
+    s.rx_slot.assign(layout.workers.size(), -1);
+    for (size_t i = 0; i < layout.workers.size(); ++i) {
+        const auto& w = layout.workers[i];
+        if (!worker::sends(w.role)) continue;
+        s.tx_slot[i] = static_cast<int>(s.ids.size());
+        s.ids.push_back({stats::Dir::tx, w.port_index, w.port, w.queue});
+    }
+    for (size_t i = 0; i < layout.workers.size(); ++i) {
+        const auto& w = layout.workers[i];
+        if (!worker::receives(w.role)) continue;
+        s.rx_slot[i] = static_cast<int>(s.ids.size());
+        s.ids.push_back({stats::Dir::rx, w.port_index, w.port, w.queue});
+    }
+    return s;
+}
+
+TrialOutputs::TrialOutputs(size_t slots)
+    : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots) {}
+
+std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const backend::SessionLayout& layout,
+                                               const CounterSlots& slots, TrialOutputs& out,
+                                               const worker::RunControl& ctl) {
+    const uint32_t nflows = spec.effective_flows();
+    const auto flows = flow::make_flows(spec.frame, nflows, nflows > 1 ? spec.vary : 0);
+    const auto layout_sig = packet::sig_layout(spec.frame);
+    const bool sign = spec.signed_frames();
+    const uint32_t ntxq = spec.tx_queue_total();
+    const bool oversubscribed = util::allowed_cpus().size() < layout.workers.size() + 1;
+    const bool live = spec.live_latency();
+    std::vector<worker::WorkerConfig> ws;
+    uint32_t txi = 0;  // index among the sending queues: flows and the count are split over them
+    for (size_t i = 0; i < layout.workers.size(); ++i) {
+        const auto& slot = layout.workers[i];
+        worker::WorkerConfig w;
+        w.role = slot.role;
+        w.port_index = slot.port_index;
+        w.port = slot.port;
+        w.queue = slot.queue;
+        w.cpu = slot.cpu;
+        w.ctl = &ctl;
+        w.yield_when_idle = oversubscribed;
+        w.outstanding = spec.outstanding;
+        w.response_timeout_s = spec.response_timeout_s;
+        if (slots.tx_slot[i] >= 0) {
+            auto& t = w.tx;
+            t.burst = spec.burst_size();
+            t.frame_len = spec.frame.frame_size - packet::kFcsLen;
+            t.wire_bytes = spec.frame.frame_size;
+            t.sign = sign;
+            t.layout = layout_sig;
+            if (slot.role != Role::reflect) {  // a reflector sends only what it received
+                for (uint32_t f : flow::flows_for_queue(nflows, txi, ntxq)) {
+                    t.streams.push_back(static_cast<uint16_t>(f));
+                    t.templates.push_back(packet::build_frame(flows[f]));
+                    if (sign) packet::sig_init(t.templates.back(), layout_sig, spec.nonce, static_cast<uint16_t>(f));
+                }
+                if (spec.count) t.count = *spec.count / ntxq + (txi < *spec.count % ntxq ? 1 : 0);
+                t.rate_pps = spec.rate_pps / ntxq;
+            }
+            t.sent_per_stream = &out.tx_sent[static_cast<size_t>(slots.tx_slot[i])];
+            w.tx_counters = &out.counters[static_cast<size_t>(slots.tx_slot[i])];
+            ++txi;
+        }
+        if (slots.rx_slot[i] >= 0) {
+            auto& r = w.rx;
+            auto& res = out.rx_results[static_cast<size_t>(slots.rx_slot[i])];
+            if (live) res.live = std::make_unique<stats::LatencyExchange>();
+            r.burst = spec.burst_size();
+            r.sign = sign && !spec.reflect;
+            r.nonce = spec.nonce;
+            r.streams = spec.rx_streams();
+            r.result = &res;
+            w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
+        }
+        ws.push_back(std::move(w));
+    }
+    return ws;
+}
+
+}  // namespace lr::engine

@@ -1,0 +1,55 @@
+#include "engine/session.h"
+
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <thread>
+
+#include "engine/controller.h"
+#include "engine/interrupt.h"
+#include "stats/tsc_clock.h"
+#include "util/error.h"
+
+namespace lr::engine {
+
+Session::Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec)
+    : spec_(spec), be_(std::move(be)), layout_(plan_layout(spec_)), slots_(plan_counters(layout_)) {
+    clear_interrupt();
+    try {
+        be_->open(spec_, layout_);
+    } catch (...) {
+        be_->close();
+        throw;
+    }
+    stats::tsc_rate();  // calibrate the workers' burst clock (~20 ms) before any of them starts
+}
+
+Session::~Session() { be_->close(); }
+
+bool Session::interrupted() const { return interrupt_requested(); }
+
+result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned) {
+    if (t.frame_size > spec_.session_max_frame())
+        throw UsageError(fmt::format("a {}-byte frame is larger than this session was opened for ({} bytes)",
+                                     t.frame_size, spec_.session_max_frame()));
+    const spec::RunSpec s = spec_.with_trial(t);
+    s.validate();
+    sink.trial_started({trials_, planned, &s});
+    auto r = engine::run_trial(*be_, s, layout_, slots_, trials_, sink);
+    ++trials_;
+    sink.trial_finished(r);
+    return r;
+}
+
+nlohmann::json Session::environment() const {
+    utsname u{};
+    uname(&u);
+    nlohmann::json env = {{"linerate_version", LINERATE_VERSION},
+                          {"kernel", std::string(u.sysname) + " " + u.release},
+                          {"machine", u.machine},
+                          {"hostname", u.nodename},
+                          {"cpus_online", std::thread::hardware_concurrency()}};
+    env.update(be_->environment());
+    return env;
+}
+
+}  // namespace lr::engine

@@ -1,0 +1,48 @@
+// A session opens the backend and its ports once (DPDK's EAL once per process) and runs any
+// number of trials on them. Each trial gets fresh counters and a fresh stop state, starts
+// from drained, idle queues, re-writes frame templates only when the frame changed, drains,
+// and returns its result. `linerate run` is a session of --trials trials (one by default);
+// procedures run many.
+#pragma once
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+#include "engine/planner.h"
+#include "result/result.h"
+#include "result/sink.h"
+#include "spec/run_spec.h"
+
+namespace lr::engine {
+
+class Session {
+public:
+    // Opens `be` for `spec` (validated). Throws lr::Error when a port cannot be opened; then
+    // nothing is left open.
+    Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Runs one trial with `t`'s values in place of the spec's. Throws UsageError when `t`
+    // does not fit the session (a frame larger than the session was opened for).
+    result::TrialResult run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned = 0);
+    // True once a signal asked the run to end: no further trial should start.
+    bool interrupted() const;
+    unsigned trials_run() const { return trials_; }
+
+    const spec::RunSpec& spec() const { return spec_; }
+    const std::vector<backend::PortInfo>& ports() const { return be_->ports(); }
+    // Host, linerate and backend facts for the report's "environment".
+    nlohmann::json environment() const;
+
+private:
+    spec::RunSpec spec_;
+    std::unique_ptr<backend::Backend> be_;
+    backend::SessionLayout layout_;
+    CounterSlots slots_;
+    unsigned trials_ = 0;
+};
+
+}  // namespace lr::engine

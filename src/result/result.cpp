@@ -1,0 +1,28 @@
+#include "result/result.h"
+
+namespace lr::result {
+
+const char* verdict_str(Verdict v) {
+    switch (v) {
+        case Verdict::pass: return "pass";
+        case Verdict::fail: return "fail";
+        case Verdict::invalid: return "invalid";
+    }
+    return "?";
+}
+
+LatencySummary summarize(const stats::LatencyHistogram& h) {
+    LatencySummary l;
+    l.count = h.count();
+    if (!l.count) return l;
+    l.min = h.min();
+    l.max = h.max();
+    l.mean = h.mean();
+    l.p50 = h.percentile(0.5);
+    l.p90 = h.percentile(0.9);
+    l.p99 = h.percentile(0.99);
+    l.p999 = h.percentile(0.999);
+    return l;
+}
+
+}  // namespace lr::result

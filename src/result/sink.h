@@ -1,0 +1,46 @@
+// Where results go while a session runs: the control thread calls a sink at the start of
+// each trial, once per interval with the row it computed from its own snapshots, and when
+// the trial has a result. Console, JSON and later exporters are sinks; none of them touches
+// a worker's counters.
+#pragma once
+#include <vector>
+
+#include "result/result.h"
+#include "spec/run_spec.h"
+#include "stats/snapshot.h"
+
+namespace lr::result {
+
+struct TrialStart {
+    unsigned index = 0;  // 0-based
+    unsigned of = 1;     // trials planned in the session (0 = not known in advance)
+    const spec::RunSpec* spec = nullptr;  // the session's spec with this trial's values in place
+};
+
+class Sink {
+public:
+    virtual ~Sink() = default;
+    virtual void trial_started(const TrialStart&) {}
+    virtual void interval(const stats::IntervalRow&) {}
+    virtual void trial_finished(const TrialResult&) {}
+};
+
+// Fans every call out to several sinks, in order.
+class SinkList final : public Sink {
+public:
+    void add(Sink& s) { sinks_.push_back(&s); }
+    void trial_started(const TrialStart& t) override {
+        for (auto* s : sinks_) s->trial_started(t);
+    }
+    void interval(const stats::IntervalRow& r) override {
+        for (auto* s : sinks_) s->interval(r);
+    }
+    void trial_finished(const TrialResult& r) override {
+        for (auto* s : sinks_) s->trial_finished(r);
+    }
+
+private:
+    std::vector<Sink*> sinks_;
+};
+
+}  // namespace lr::result

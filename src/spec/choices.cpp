@@ -1,0 +1,87 @@
+#include "spec/choices.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "packet/frame.h"
+#include "util/error.h"
+
+namespace lr::spec {
+
+std::string ChoiceSet::expected() const {
+    std::vector<int> seen;
+    std::vector<std::string_view> canon;  // the first name of each value
+    for (const auto& c : names)
+        if (std::find(seen.begin(), seen.end(), c.value) == seen.end()) {
+            seen.push_back(c.value);
+            canon.push_back(c.name);
+        }
+    std::string s;
+    for (size_t i = 0; i < canon.size(); ++i) {
+        if (i) s += i + 1 == canon.size() ? " or " : ", ";
+        s += canon[i];
+    }
+    return s;
+}
+
+std::optional<int> ChoiceSet::find(std::string_view s) const {
+    for (const auto& c : names)
+        if (c.name == s) return c.value;
+    return std::nullopt;
+}
+
+std::string_view ChoiceSet::name_of(int v) const {
+    for (const auto& c : names)
+        if (c.value == v) return c.name;
+    return "?";
+}
+
+const ChoiceSet& backend_choices() {
+    static const ChoiceSet s{"backend",
+                             {{"dpdk", int(BackendKind::dpdk)}, {"afxdp", int(BackendKind::afxdp)}}};
+    return s;
+}
+
+const ChoiceSet& xdp_mode_choices() {
+    static const ChoiceSet s{"XDP attach mode",
+                             {{"auto", int(XdpMode::auto_mode)},
+                              {"native", int(XdpMode::native)},
+                              {"drv", int(XdpMode::native)},
+                              {"skb", int(XdpMode::skb)},
+                              {"generic", int(XdpMode::skb)}}};
+    return s;
+}
+
+const ChoiceSet& xsk_mode_choices() {
+    static const ChoiceSet s{"AF_XDP socket mode",
+                             {{"auto", int(XskMode::auto_mode)},
+                              {"copy", int(XskMode::copy)},
+                              {"zero-copy", int(XskMode::zero_copy)},
+                              {"zc", int(XskMode::zero_copy)}}};
+    return s;
+}
+
+const ChoiceSet& rx_mode_choices() {
+    static const ChoiceSet s{"receive mode", {{"socket", int(RxMode::socket)}, {"xdp", int(RxMode::xdp)}}};
+    return s;
+}
+
+const ChoiceSet& proto_choices() {
+    static_assert(int(packet::L4::udp) == 0 && int(packet::L4::tcp) == 1);
+    static const ChoiceSet s{"protocol", {{"udp", int(packet::L4::udp)}, {"tcp", int(packet::L4::tcp)}}};
+    return s;
+}
+
+std::string_view to_string(BackendKind v) {
+    return v == BackendKind::loop ? "loop" : backend_choices().name_of(int(v));
+}
+std::string_view to_string(XdpMode v) { return xdp_mode_choices().name_of(int(v)); }
+std::string_view to_string(XskMode v) { return xsk_mode_choices().name_of(int(v)); }
+std::string_view to_string(RxMode v) { return rx_mode_choices().name_of(int(v)); }
+
+int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option) {
+    if (auto v = set.find(s)) return *v;
+    throw UsageError(fmt::format("invalid {} \"{}\": expected {}", option, s, set.expected()));
+}
+
+}  // namespace lr::spec

@@ -1,0 +1,54 @@
+// Every enumerated setting and the one table of names it is known by. The CLI builds its
+// transformers from these tables and profile files read the same names, so a value is
+// accepted in one place with one set of spellings.
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lr::spec {
+
+enum class BackendKind { dpdk, afxdp, loop };
+enum class XdpMode { auto_mode, native, skb };
+enum class XskMode { auto_mode, copy, zero_copy };
+enum class RxMode { socket, xdp };
+
+// Bit per backend, for options that only some backends honour.
+inline constexpr unsigned kDpdk = 1u << 0, kAfxdp = 1u << 1, kLoop = 1u << 2;
+inline constexpr unsigned kAllBackends = kDpdk | kAfxdp | kLoop;
+inline unsigned backend_bit(BackendKind b) { return 1u << static_cast<unsigned>(b); }
+
+// A name table: the first name of each value is its canonical spelling (reports, JSON);
+// later ones are accepted aliases.
+struct Choice {
+    std::string_view name;
+    int value;
+};
+struct ChoiceSet {
+    std::string_view what;  // "backend", "XDP attach mode"...
+    std::vector<Choice> names;
+    // Canonical names, comma separated ("auto, native or skb").
+    std::string expected() const;
+    std::optional<int> find(std::string_view s) const;
+    std::string_view name_of(int v) const;
+};
+
+const ChoiceSet& backend_choices();  // dpdk, afxdp (loop is for tests and is not offered)
+const ChoiceSet& xdp_mode_choices();
+const ChoiceSet& xsk_mode_choices();
+const ChoiceSet& rx_mode_choices();
+const ChoiceSet& proto_choices();     // packet::L4
+
+// Canonical names.
+std::string_view to_string(BackendKind v);
+std::string_view to_string(XdpMode v);
+std::string_view to_string(XskMode v);
+std::string_view to_string(RxMode v);
+
+// Parses `s` against `set`; throws UsageError naming `option` and the accepted names.
+int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option);
+
+}  // namespace lr::spec

@@ -1,0 +1,527 @@
+#include "spec/options.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sched.h>
+
+#include "util/error.h"
+
+namespace lr::spec {
+namespace {
+
+using J = nlohmann::json;
+using Values = std::vector<std::string>;
+constexpr unsigned kRun = unsigned(Command::run), kReflect = unsigned(Command::reflect), kBoth = kRun | kReflect;
+
+const std::string& one(const Values& v) { return v.back(); }  // a repeated single option: the last wins
+
+bool parse_bool(const std::string& s, std::string_view what) {
+    if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "0" || s == "no" || s == "off") return false;
+    throw UsageError(fmt::format("invalid {} \"{}\": expected true or false", what, s));
+}
+
+double parse_percent(const std::string& s, std::string_view what) {
+    size_t pos = 0;
+    double v = 0;
+    try {
+        v = std::stod(s, &pos);
+    } catch (const std::exception&) {
+        pos = 0;
+    }
+    if (s.empty() || pos != s.size() || !(v >= 0 && v <= 100))
+        throw UsageError(fmt::format("invalid {} \"{}\": expected a percentage between 0 and 100", what, s));
+    return v;
+}
+
+std::vector<int> parse_cpus(const std::string& list) {
+    std::vector<int> cpus;
+    size_t pos = 0;
+    while (pos <= list.size()) {
+        size_t comma = list.find(',', pos);
+        if (comma == std::string::npos) comma = list.size();
+        cpus.push_back(static_cast<int>(parse_uint(list.substr(pos, comma - pos), "--cpus", 0, CPU_SETSIZE - 1)));
+        pos = comma + 1;
+    }
+    return cpus;
+}
+
+J ports_json(const std::vector<PortQueues>& v) {
+    auto a = J::array();
+    for (const auto& p : v) a.push_back({{"port", p.port}, {"queues", p.queues}});
+    return a;
+}
+
+template <class T>
+J opt(const std::optional<T>& v) {
+    return v ? J(*v) : J(nullptr);
+}
+
+// Rows are written as designated initialisers of OptionDef; members a row leaves out keep
+// their defaults, which is what -Wmissing-field-initializers would flag.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+using K = OptionDef::Kind;
+
+std::vector<OptionDef> make_table() {
+    std::vector<OptionDef> t;
+    // ---- Ports -------------------------------------------------------------------------
+    t.push_back({.name = "tx", .group = "Ports", .value_name = "PORT[,queues=N]",
+                 .help = "Transmit on PORT with N queues, one pinned worker each (repeatable)",
+                 .kind = K::list,
+                 .apply = [](Draft& d, const Values& v) {
+                     for (const auto& s : v) d.spec.tx.push_back(parse_port_queues(s, "--tx"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["tx"] = ports_json(s.tx); }});
+    t.push_back({.name = "rx", .group = "Ports", .value_name = "PORT[,queues=N]",
+                 .help = "Receive and measure on PORT with N queues (repeatable)", .kind = K::list,
+                 .apply = [](Draft& d, const Values& v) {
+                     for (const auto& s : v) d.spec.rx.push_back(parse_port_queues(s, "--rx"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["rx"] = ports_json(s.rx); }});
+    t.push_back({.name = "backend", .group = "Ports", .value_name = "NAME",
+                 .help = "Packet I/O: dpdk (ports are DPDK devices) or afxdp (ports are kernel interfaces, "
+                         "AF_XDP sockets, no DPDK or hugepages)",
+                 .default_text = "dpdk", .choices = &backend_choices(),
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.backend = BackendKind(parse_choice(backend_choices(), one(v), "--backend"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["backend"] = std::string(to_string(s.backend)); }});
+    t.push_back({.name = "xdp-mode", .group = "Ports", .value_name = "MODE",
+                 .help = "afxdp: attach linerate's XDP program in native (drv) or skb (generic) mode, or auto "
+                         "(native, else skb)",
+                 .default_text = "auto", .choices = &xdp_mode_choices(), .backends = kAfxdp, .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.afxdp.xdp_mode = XdpMode(parse_choice(xdp_mode_choices(), one(v), "--xdp-mode"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["xdp_mode"] = std::string(to_string(s.afxdp.xdp_mode)); }});
+    t.push_back({.name = "xsk-mode", .group = "Ports", .value_name = "MODE",
+                 .help = "afxdp: AF_XDP sockets in copy, zero-copy (zc) or auto mode", .default_text = "auto",
+                 .choices = &xsk_mode_choices(), .backends = kAfxdp, .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.afxdp.xsk_mode = XskMode(parse_choice(xsk_mode_choices(), one(v), "--xsk-mode"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["xsk_mode"] = std::string(to_string(s.afxdp.xsk_mode)); }});
+    t.push_back({.name = "rx-mode", .group = "Ports", .value_name = "MODE",
+                 .help = "afxdp: socket (frames to user space: full measurements) or xdp (counting sink in the "
+                         "driver: frames and sequence gaps per stream, no latency)",
+                 .default_text = "socket", .choices = &rx_mode_choices(), .backends = kAfxdp,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.afxdp.rx_mode = RxMode(parse_choice(rx_mode_choices(), one(v), "--rx-mode"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["rx_mode"] = std::string(to_string(s.afxdp.rx_mode)); }});
+    t.push_back({.name = "cpus", .group = "Ports", .value_name = "LIST",
+                 .help = "Worker CPUs in worker order (TX queues first, then RX), e.g. 1,0; default: the allowed "
+                         "CPUs after the first, which the control thread keeps",
+                 .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) { d.spec.cpus = parse_cpus(one(v)); },
+                 .show = [](const RunSpec& s, J& j) { j["cpus"] = s.cpus; }});
+    t.push_back({.name = "ring-pair", .group = "Ports", .value_name = "A,B",
+                 .help = "dpdk: create two in-memory ring ports A and B wired to each other (A's TX queue i is B's "
+                         "RX queue i; up to 16 queues)",
+                 .kind = K::list, .backends = kDpdk,
+                 .apply = [](Draft& d, const Values& v) {
+                     for (const auto& rp : v) {
+                         const auto comma = rp.find(',');
+                         if (comma == std::string::npos || comma == 0 || comma + 1 == rp.size() ||
+                             rp.find(',', comma + 1) != std::string::npos ||
+                             rp.substr(0, comma) == rp.substr(comma + 1))
+                             throw UsageError(
+                                 fmt::format("invalid --ring-pair \"{}\": expected two different names A,B", rp));
+                         d.spec.dpdk.ring_pairs.emplace_back(rp.substr(0, comma), rp.substr(comma + 1));
+                     }
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["ring_pairs"] = s.dpdk.ring_pairs; }});
+    t.push_back({.name = "eal", .group = "Ports", .value_name = "ARGS",
+                 .help = "dpdk: EAL arguments, after --, passed to rte_eal_init unchanged", .kind = K::positional,
+                 .backends = kDpdk, .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) { d.spec.dpdk.eal_args = v; },
+                 .show = [](const RunSpec& s, J& j) { j["eal_args"] = s.dpdk.eal_args; }});
+
+    // ---- Frames ------------------------------------------------------------------------
+    t.push_back({.name = "size", .group = "Frames", .value_name = "BYTES",
+                 .help = "Frame size in bytes incl. FCS, 64..9000, or min: the smallest frame of the kind (64 for "
+                         "IPv4, 66 IPv6/UDP, 78 IPv6/TCP)",
+                 .default_text = "min",
+                 .apply = [](Draft& d, const Values& v) {
+                     if (one(v) == "min") return;
+                     d.size_given = true;
+                     d.spec.frame.frame_size =
+                         static_cast<unsigned>(parse_uint(one(v), "--size", packet::kMinFrame, packet::kMaxFrame));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["size"] = s.frame.frame_size; }});
+    t.push_back({.name = "proto", .group = "Frames", .value_name = "PROTO",
+                 .help = "udp or tcp (TCP frames are SYNs)", .default_text = "udp", .choices = &proto_choices(),
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.frame.l4 = packet::L4(parse_choice(proto_choices(), one(v), "--proto"));
+                 },
+                 .show = [](const RunSpec& s, J& j) {
+                     j["frame"]["l4"] = s.frame.l4 == packet::L4::udp ? "udp" : "tcp";
+                 }});
+    t.push_back({.name = "ipv6", .group = "Frames", .help = "IPv6 (default addresses 2001:2::1 -> 2001:2::2)",
+                 .kind = K::flag,
+                 .apply = [](Draft& d, const Values& v) { d.ipv6 = parse_bool(one(v), "--ipv6"); },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["ip"] = s.frame.src_ip.v6 ? 6 : 4; }});
+    t.push_back({.name = "vlan", .group = "Frames", .value_name = "ID",
+                 .help = "Add an 802.1Q tag with this VLAN id (0..4094)",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.frame.vlan = static_cast<uint16_t>(parse_uint(one(v), "--vlan", 0, 4094));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["vlan"] = opt(s.frame.vlan); }});
+    t.push_back({.name = "vlan-pcp", .group = "Frames", .value_name = "PCP", .help = "802.1Q priority (0..7)",
+                 .default_text = "0",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.frame.vlan_pcp = static_cast<uint8_t>(parse_uint(one(v), "--vlan-pcp", 0, 7));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["vlan_pcp"] = s.frame.vlan_pcp; }});
+    t.push_back({.name = "src-mac", .group = "Frames", .value_name = "MAC", .help = "Source MAC",
+                 .default_text = "02:00:00:00:00:01",
+                 .apply = [](Draft& d, const Values& v) { d.spec.frame.src_mac = packet::parse_mac(one(v), "--src-mac"); },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["src_mac"] = s.frame.src_mac.str(); }});
+    t.push_back({.name = "dst-mac", .group = "Frames", .value_name = "MAC", .help = "Destination MAC",
+                 .default_text = "02:00:00:00:00:02",
+                 .apply = [](Draft& d, const Values& v) { d.spec.frame.dst_mac = packet::parse_mac(one(v), "--dst-mac"); },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["dst_mac"] = s.frame.dst_mac.str(); }});
+    t.push_back({.name = "src-ip", .group = "Frames", .value_name = "ADDR",
+                 .help = "Source IP address", .default_text = "198.18.0.1 (IPv6: 2001:2::1)",
+                 .apply = [](Draft& d, const Values& v) { d.src_ip = one(v); },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["src_ip"] = s.frame.src_ip.str(); }});
+    t.push_back({.name = "dst-ip", .group = "Frames", .value_name = "ADDR",
+                 .help = "Destination IP address (outside 198.18.0.0/15 and 2001:2::/48 only with --force)",
+                 .default_text = "198.18.0.2 (IPv6: 2001:2::2)",
+                 .apply = [](Draft& d, const Values& v) { d.dst_ip = one(v); },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["dst_ip"] = s.frame.dst_ip.str(); }});
+    t.push_back({.name = "src-port", .group = "Frames", .value_name = "PORT", .help = "UDP/TCP source port",
+                 .default_text = "1024",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.frame.src_port = static_cast<uint16_t>(parse_uint(one(v), "--src-port", 1, 65535));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["src_port"] = s.frame.src_port; }});
+    t.push_back({.name = "dst-port", .group = "Frames", .value_name = "PORT", .help = "UDP/TCP destination port",
+                 .default_text = "1024",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.frame.dst_port = static_cast<uint16_t>(parse_uint(one(v), "--dst-port", 1, 65535));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["dst_port"] = s.frame.dst_port; }});
+    t.push_back({.name = "ttl", .group = "Frames", .value_name = "N", .help = "IPv4 TTL / IPv6 hop limit",
+                 .default_text = "1",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.frame.ttl = static_cast<uint8_t>(parse_uint(one(v), "--ttl", 1, 255));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["frame"]["ttl"] = s.frame.ttl; }});
+    t.push_back({.name = "flows", .group = "Frames", .value_name = "N",
+                 .help = "Number of distinct flows (0 = one per TX queue)", .default_text = "0",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.flows = static_cast<uint32_t>(parse_uint(one(v), "--flows", 0, 1u << 20));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["flows"] = s.effective_flows(); }});
+    t.push_back({.name = "vary", .group = "Frames", .value_name = "LIST",
+                 .help = "Fields that differ per flow: any of src-ip,dst-ip,src-port,dst-port",
+                 .default_text = "src-ip,src-port",
+                 .apply = [](Draft& d, const Values& v) { d.spec.vary = flow::parse_vary(one(v)); },
+                 .show = [](const RunSpec& s, J& j) { j["vary"] = flow::vary_str(s.vary); }});
+    t.push_back({.name = "no-signature", .group = "Frames",
+                 .help = "Send plain frames: no sequence numbers or timestamps (receivers count every frame)",
+                 .kind = K::flag,
+                 .apply = [](Draft& d, const Values& v) { d.spec.signature = !parse_bool(one(v), "--no-signature"); },
+                 .show = [](const RunSpec& s, J& j) { j["signature"] = s.signature; }});
+    t.push_back({.name = "nonce", .group = "Frames", .value_name = "N",
+                 .help = "Run identity in the signature, 0..65535 (default: random). A receive-only run needs the "
+                         "sender's",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.nonce = static_cast<uint16_t>(parse_uint(one(v), "--nonce", 0, 65535));
+                     d.nonce_given = true;
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["nonce"] = s.nonce; }});
+
+    // ---- Run ---------------------------------------------------------------------------
+    t.push_back({.name = "count", .group = "Run", .value_name = "N",
+                 .help = "Packets to send in total (k/M/G suffixes); RX-only: packets to await",
+                 .apply = [](Draft& d, const Values& v) { d.spec.count = parse_count(one(v), "--count"); },
+                 .show = [](const RunSpec& s, J& j) { j["count"] = opt(s.count); }});
+    t.push_back({.name = "rate", .group = "Run", .value_name = "PPS",
+                 .help = "Total TX rate in packets/s over all queues (k/M/G suffixes); default: as fast as possible",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.rate_pps = static_cast<double>(parse_count(one(v), "--rate"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["rate_pps"] = s.rate_pps > 0 ? J(s.rate_pps) : J(nullptr); }});
+    t.push_back({.name = "duration", .group = "Run", .value_name = "TIME",
+                 .help = "Run time (e.g. 10s, 500ms); with --count and a TX port the count bounds the run",
+                 .default_text = "10s (reflect: 60s)", .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.duration_s = parse_duration(one(v), "--duration");
+                     d.duration_given = true;
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["duration_s"] = s.duration_s; }});
+    t.push_back({.name = "trials", .group = "Run", .value_name = "N",
+                 .help = "Run the same trial N times back to back in one session (ports opened once); each trial "
+                         "starts from a drained, idle device and is reported on its own",
+                 .default_text = "1",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.trials = static_cast<unsigned>(parse_uint(one(v), "--trials", 1, 100000));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["trials"] = s.trials; }});
+    t.push_back({.name = "outstanding", .group = "Run", .value_name = "N",
+                 .help = "Request/response: keep at most N requests unanswered per queue (1 = ping-pong); the port "
+                         "must be both --tx and --rx, facing a reflector",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.outstanding = static_cast<uint32_t>(parse_uint(one(v), "--outstanding", 1, 65535));
+                 },
+                 .show = [](const RunSpec& s, J& j) {
+                     j["outstanding"] = s.outstanding ? J(s.outstanding) : J(nullptr);
+                 }});
+    t.push_back({.name = "response-timeout", .group = "Run", .value_name = "TIME",
+                 .help = "Request/response: a request unanswered this long counts as lost", .default_text = "100ms",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.response_timeout_s = parse_duration(one(v), "--response-timeout");
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["response_timeout_s"] = s.response_timeout_s; }});
+    t.push_back({.name = "interval", .group = "Run", .value_name = "TIME", .help = "Report interval",
+                 .default_text = "1s", .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) { d.spec.interval_s = parse_duration(one(v), "--interval"); },
+                 .show = [](const RunSpec& s, J& j) { j["interval_s"] = s.interval_s; }});
+    t.push_back({.name = "drain", .group = "Run", .value_name = "TIME",
+                 .help = "Max wait for in-flight packets after TX ends", .default_text = "2s",
+                 .apply = [](Draft& d, const Values& v) { d.spec.drain_s = parse_duration(one(v), "--drain"); },
+                 .show = [](const RunSpec& s, J& j) { j["drain_s"] = s.drain_s; }});
+    t.push_back({.name = "stall-timeout", .group = "Run", .value_name = "TIME",
+                 .help = "A worker without progress, or a TX queue the device accepts nothing on, for this long "
+                         "makes the run invalid",
+                 .default_text = "3s",
+                 .apply = [](Draft& d, const Values& v) { d.spec.stall_s = parse_duration(one(v), "--stall-timeout"); },
+                 .show = [](const RunSpec& s, J& j) { j["stall_s"] = s.stall_s; }});
+    t.push_back({.name = "stop-when-idle", .group = "Run",
+                 .help = "RX-only: stop once traffic came and then stopped for --drain", .kind = K::flag,
+                 .apply = [](Draft& d, const Values& v) { d.spec.stop_when_idle = parse_bool(one(v), "--stop-when-idle"); },
+                 .show = nullptr});
+    t.push_back({.name = "max-loss", .group = "Run", .value_name = "PCT",
+                 .help = "Fail (exit 1) when loss exceeds this percentage (needs --tx and --rx in one run)",
+                 .apply = [](Draft& d, const Values& v) { d.spec.max_loss_pct = parse_percent(one(v), "--max-loss"); },
+                 .show = [](const RunSpec& s, J& j) { j["max_loss_pct"] = opt(s.max_loss_pct); }});
+    t.push_back({.name = "force", .group = "Run",
+                 .help = "Allow destinations outside 198.18.0.0/15 and 2001:2::/48", .kind = K::flag,
+                 .apply = [](Draft& d, const Values& v) { d.spec.force = parse_bool(one(v), "--force"); },
+                 .show = nullptr});
+
+    // ---- Tuning ------------------------------------------------------------------------
+    t.push_back({.name = "burst", .group = "Tuning", .value_name = "N",
+                 .help = "Packets per burst, 1..512 (0: the backend's default, dpdk 64, afxdp 32)",
+                 .default_text = "0",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.burst = static_cast<uint32_t>(parse_uint(one(v), "--burst", 0, 512));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["burst"] = s.burst_size(); }});
+    t.push_back({.name = "descriptors", .group = "Tuning", .value_name = "N",
+                 .help = "Ring size per queue, a power of two 64..16384 (0: dpdk 1024, afxdp 4096)",
+                 .default_text = "0",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.descriptors = static_cast<uint32_t>(parse_uint(one(v), "--descriptors", 0, 16384));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["descriptors"] = s.ring_size(); }});
+    t.push_back({.name = "mbufs", .group = "Tuning", .value_name = "N",
+                 .help = "dpdk: mbufs per worker pool (0 = max(8191, 4 x descriptors - 1))", .default_text = "0",
+                 .backends = kDpdk,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.dpdk.mbufs = static_cast<uint32_t>(parse_uint(one(v), "--mbufs", 0, 1u << 24));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["mbufs"] = s.effective_mbufs(); }});
+
+    // ---- Output ------------------------------------------------------------------------
+    t.push_back({.name = "json", .group = "Output", .value_name = "FILE", .help = "Write the full JSON report to FILE",
+                 .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) { d.spec.json_path = one(v); }, .show = nullptr});
+    t.push_back({.name = "quiet", .cli = "-q,--quiet", .group = "Output", .help = "No live per-interval lines (-q)", .kind = K::flag,
+                 .commands = kBoth,
+                 .apply = [](Draft& d, const Values& v) { d.spec.quiet = parse_bool(one(v), "--quiet"); },
+                 .show = nullptr});
+
+    // ---- reflect only ------------------------------------------------------------------
+    t.push_back({.name = "port", .group = "Reflector", .value_name = "PORT",
+                 .help = "Interface (xdp, afxdp) or DPDK port to reflect on (required)", .commands = kReflect,
+                 .apply = [](Draft& d, const Values& v) {
+                     if (one(v).empty()) throw UsageError("--port: empty port name");
+                     d.port = one(v);
+                 }});
+    t.push_back({.name = "reflect-backend", .cli = "--backend", .group = "Reflector", .value_name = "NAME",
+                 .help = "xdp (linerate's XDP program reflects in the driver, no user space), afxdp or dpdk (in "
+                         "user space, one worker per queue); given as --backend to reflect",
+                 .default_text = "xdp", .commands = kReflect,
+                 .apply = [](Draft& d, const Values& v) {
+                     const auto& b = one(v);
+                     if (b != "xdp" && b != "afxdp" && b != "dpdk")
+                         throw UsageError(fmt::format("invalid --backend \"{}\": expected xdp, afxdp or dpdk", b));
+                     d.reflect_backend = b;
+                 }});
+    t.push_back({.name = "queues", .group = "Reflector", .value_name = "N",
+                 .help = "afxdp/dpdk: queues to serve, one worker each", .default_text = "1", .commands = kReflect,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.queues = static_cast<uint16_t>(parse_uint(one(v), "--queues", 1, kMaxQueues));
+                 }});
+    t.push_back({.name = "reflect-proto", .cli = "--proto", .group = "Reflector", .value_name = "PROTO",
+                 .help = "udp, tcp or any; given as --proto to reflect", .default_text = "any", .commands = kReflect,
+                 .apply = [](Draft& d, const Values& v) {
+                     const auto& p = one(v);
+                     d.any_proto = p == "any";
+                     if (!d.any_proto)
+                         d.spec.frame.l4 = packet::L4(parse_choice(
+                             ChoiceSet{"protocol", {{"udp", 0}, {"tcp", 1}, {"any", 2}}}, p, "--proto"));
+                 }});
+    t.push_back({.name = "dst-ports", .group = "Reflector", .value_name = "LO[-HI]",
+                 .help = "Destination port or range of the test frames", .default_text = "1024",
+                 .commands = kReflect,
+                 .apply = [](Draft& d, const Values& v) {
+                     const auto& s = one(v);
+                     const auto dash = s.find('-');
+                     const auto lo = parse_uint(s.substr(0, dash), "--dst-ports", 1, 65535);
+                     const auto hi = dash == std::string::npos ? lo
+                                                               : parse_uint(s.substr(dash + 1), "--dst-ports", 1, 65535);
+                     if (hi < lo) throw UsageError(fmt::format("invalid --dst-ports \"{}\": the range ends before it starts", s));
+                     d.spec.frame.dst_port = static_cast<uint16_t>(lo);
+                     d.dst_port_hi = static_cast<uint16_t>(hi);
+                 }});
+    return t;
+}
+#pragma GCC diagnostic pop
+
+void apply_all(Draft& d, const OptionValues& given, Command cmd) {
+    for (const auto& [name, vals] : given) {
+        const OptionDef* o = nullptr;
+        for (const auto& row : option_table())
+            if (row.name == name && row.applies_to(cmd)) o = &row;
+        if (!o) throw UsageError(fmt::format("unknown option \"{}\"", name));
+    }
+    for (const auto& row : option_table()) {
+        if (!row.applies_to(cmd)) continue;
+        const auto it = given.find(row.name);
+        if (it == given.end() || it->second.empty()) continue;
+        row.apply(d, it->second);
+    }
+}
+
+// Options given that the chosen backend does not honour are refused, never ignored.
+void check_backend_support(const OptionValues& given, BackendKind b, Command cmd) {
+    for (const auto& row : option_table()) {
+        if (!row.applies_to(cmd) || (row.backends & backend_bit(b))) continue;
+        const auto it = given.find(row.name);
+        if (it == given.end() || it->second.empty()) continue;
+        std::string who;
+        for (auto k : {BackendKind::dpdk, BackendKind::afxdp})
+            if (row.backends & backend_bit(k)) who += std::string(who.empty() ? "" : " or ") + std::string(to_string(k));
+        throw UsageError(fmt::format("{} applies to the {} backend only (this run uses {})",
+                                     row.kind == OptionDef::Kind::positional ? std::string("EAL arguments after --")
+                                                                             : "--" + std::string(row.name),
+                                     who, to_string(b)));
+    }
+}
+
+void finalize(Draft& d) {
+    auto& s = d.spec;
+    auto& f = s.frame;
+    f.src_ip = packet::parse_ip(d.src_ip ? *d.src_ip : (d.ipv6 ? "2001:2::1" : "198.18.0.1"), "--src-ip");
+    f.dst_ip = packet::parse_ip(d.dst_ip ? *d.dst_ip : (d.ipv6 ? "2001:2::2" : "198.18.0.2"), "--dst-ip");
+    if (d.ipv6 && (!f.src_ip.v6 || !f.dst_ip.v6))
+        throw UsageError("--ipv6 was given but --src-ip/--dst-ip are IPv4 addresses");
+    if (f.src_ip.v6 != f.dst_ip.v6)
+        throw UsageError(fmt::format("--src-ip {} and --dst-ip {} are of different address families", f.src_ip.str(),
+                                     f.dst_ip.str()));
+    if (!d.size_given) f.frame_size = packet::min_frame_size(f);
+    s.nonce_given = d.nonce_given;
+    if (!d.nonce_given) s.nonce = static_cast<uint16_t>(std::random_device{}());
+    // The count bounds a TX run; the watchdog catches a stuck device.
+    if (!d.duration_given && s.count && !s.tx.empty()) s.duration_s = 3600;
+}
+
+}  // namespace
+
+const std::vector<OptionDef>& option_table() {
+    static const std::vector<OptionDef> t = make_table();
+    return t;
+}
+
+const OptionDef* find_option(std::string_view name) {
+    for (const auto& row : option_table())
+        if (row.name == name) return &row;
+    return nullptr;
+}
+
+RunSpec build_run_spec(const OptionValues& given) {
+    Draft d;
+    apply_all(d, given, Command::run);
+    check_backend_support(given, d.spec.backend, Command::run);
+    finalize(d);
+    d.spec.validate();
+    return d.spec;
+}
+
+Draft build_reflect_draft(const OptionValues& given) {
+    Draft d;
+    apply_all(d, given, Command::reflect);
+    if (d.port.empty()) throw UsageError("reflect needs --port PORT");
+    if (d.reflect_backend == "xdp" || d.reflect_backend == "afxdp")
+        check_backend_support(given, BackendKind::afxdp, Command::reflect);
+    else
+        check_backend_support(given, BackendKind::dpdk, Command::reflect);
+    if (d.reflect_backend == "xdp") return d;
+    // In user space the reflector is the run engine with the reflect role: one worker per
+    // queue receives and sends on the same port.
+    auto& s = d.spec;
+    s.backend = d.reflect_backend == "afxdp" ? BackendKind::afxdp : BackendKind::dpdk;
+    s.tx = s.rx = {PortQueues{d.port, d.queues}};
+    s.reflect = true;
+    s.signature = false;  // nothing of its own is sent
+    s.force = true;       // the addresses are the sender's, swapped
+    if (!d.duration_given) s.duration_s = 60;
+    if (d.dst_port_hi > s.frame.dst_port) {  // the receive program steers the whole range
+        s.flows = d.dst_port_hi - s.frame.dst_port + 1u;
+        s.vary = flow::vary_dst_port;
+    }
+    finalize(d);
+    s.nonce = 0;
+    s.nonce_given = true;
+    s.validate();
+    return d;
+}
+
+nlohmann::json spec_json(const RunSpec& s) {
+    J j = J::object();
+    for (const auto& row : option_table())
+        if (row.show && row.applies_to(Command::run)) row.show(s, j);
+    j["reflect"] = s.reflect;
+    return j;
+}
+
+std::string options_markdown(Command c) {
+    std::string out;
+    std::string_view group;
+    for (const auto& row : option_table()) {
+        if (!row.applies_to(c)) continue;
+        if (row.group != group) {
+            group = row.group;
+            out += fmt::format("\n**{}**\n\n| option | default | backends | meaning |\n|---|---|---|---|\n", group);
+        }
+        std::string name;
+        if (row.kind == OptionDef::Kind::positional) {
+            name = "`-- " + std::string(row.value_name) + "`";
+        } else {
+            name = "`";
+            for (const char ch : row.cli_names()) name += ch == ',' ? std::string("`, `") : std::string(1, ch);
+            name += (row.value_name.empty() ? "" : " " + std::string(row.value_name)) + "`";
+        }
+        std::string choices;
+        if (row.choices) choices = " (" + row.choices->expected() + ")";
+        std::string backends = "all";
+        if (row.backends != kAllBackends) {
+            backends.clear();
+            for (auto k : {BackendKind::dpdk, BackendKind::afxdp})
+                if (row.backends & backend_bit(k)) backends += std::string(backends.empty() ? "" : ", ") + std::string(to_string(k));
+        }
+        std::string help;
+        for (const char ch : row.help) help += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        out += fmt::format("| {}{} | {} | {} | {} |\n", name, row.kind == OptionDef::Kind::list ? " (repeatable)" : "",
+                           row.default_text.empty() ? "" : std::string(row.default_text), backends, help + choices);
+    }
+    return out;
+}
+
+}  // namespace lr::spec

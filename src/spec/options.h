@@ -1,0 +1,78 @@
+// The option table: one row per option of `run` and `reflect`. It drives the command line
+// (cli/ registers each row with CLI11), the RunSpec (each row parses its own values with the
+// strict parsers), the "spec" section of the JSON report, the option list in docs/usage.md
+// (`linerate options --markdown`), and profile files, whose keys are the same names.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "spec/choices.h"
+#include "spec/run_spec.h"
+
+namespace lr::spec {
+
+enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1 };
+
+// A RunSpec being built, with the values whose defaults depend on other options kept
+// apart until every option has been read.
+struct Draft {
+    RunSpec spec;
+    bool ipv6 = false;
+    std::optional<std::string> src_ip, dst_ip;
+    bool size_given = false;  // "min" (the default) is resolved once the frame kind is known
+    bool duration_given = false;
+    bool nonce_given = false;
+    // reflect
+    std::string reflect_backend = "xdp";  // xdp (the XDP program alone), afxdp or dpdk
+    std::string port;
+    uint16_t queues = 1;
+    bool any_proto = true;  // reflect --proto any
+    uint16_t dst_port_hi = 0;
+};
+
+struct OptionDef {
+    enum class Kind { flag, value, list, positional };
+    std::string_view name;        // the long option without dashes; also the profile key
+    std::string_view cli;         // the command-line spelling when not "--name" ("-q,--quiet")
+    std::string_view group;       // help and docs section
+    std::string_view value_name;  // shown in help ("PPS", "DURATION"); empty for flags
+    std::string_view help;
+    std::string_view default_text;  // shown in help and docs; empty = none
+    Kind kind = Kind::value;
+    const ChoiceSet* choices = nullptr;  // enumerated values: CLI11 checks them with a transformer
+    unsigned backends = kAllBackends;    // backends that honour it; others refuse it
+    unsigned commands = unsigned(Command::run);
+    // Parses the option's values (one, or several for lists) into the draft; throws
+    // UsageError naming the option and the value.
+    void (*apply)(Draft&, const std::vector<std::string>&) = nullptr;
+    // Writes the option's effective value into the JSON "spec" object (nullptr: not reported).
+    void (*show)(const RunSpec&, nlohmann::json&) = nullptr;
+    bool applies_to(Command c) const { return commands & unsigned(c); }
+    std::string cli_names() const { return cli.empty() ? "--" + std::string(name) : std::string(cli); }
+};
+
+const std::vector<OptionDef>& option_table();
+const OptionDef* find_option(std::string_view name);
+
+// Option values as given (CLI or profile), by option name; lists keep their order.
+using OptionValues = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+// Applies every given option in table order, resolves the dependent defaults, checks that
+// each given option is honoured by the chosen backend, and validates. Throws UsageError.
+RunSpec build_run_spec(const OptionValues& given);
+// The reflect command's options (the draft's reflect fields and, for afxdp/dpdk, its spec).
+Draft build_reflect_draft(const OptionValues& given);
+
+// The JSON "spec" section: every option's effective value.
+nlohmann::json spec_json(const RunSpec& s);
+
+// The option reference of a command as a Markdown table (docs/usage.md embeds it).
+std::string options_markdown(Command c);
+
+}  // namespace lr::spec

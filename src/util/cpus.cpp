@@ -1,0 +1,26 @@
+#include "util/cpus.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+namespace lr::util {
+
+std::vector<int> allowed_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    if (cpus.empty()) cpus.push_back(0);
+    return cpus;
+}
+
+bool pin_thread(std::thread& t, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(t.native_handle(), sizeof(set), &set) == 0;
+}
+
+}  // namespace lr::util

@@ -1,0 +1,41 @@
+// What every queue engine's loop shares: the stop flag, the poll counter the watchdog
+// watches, yielding the core when there is nothing to do, and the worker's state.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "stats/counters.h"
+#include "worker/idle_yield.h"
+#include "worker/worker_config.h"
+
+namespace lr::worker {
+
+class LoopFrame {
+public:
+    LoopFrame(const std::atomic<bool>& stop, bool yield_when_idle) : stop_(stop), idle_(yield_when_idle) {}
+    bool running() const { return !stop_.load(std::memory_order_relaxed); }
+    // One per loop iteration: the heartbeat the watchdog reads.
+    uint64_t poll() { return ++polls_; }
+    uint64_t polls() const { return polls_; }
+    void idle() { idle_.idle(); }
+    void busy() { idle_.busy(); }
+
+private:
+    const std::atomic<bool>& stop_;
+    IdleYield idle_;
+    uint64_t polls_ = 0;
+};
+
+// Runs `body` as the worker of `w`: its counters say running, then finished (or failed
+// when body returns false).
+template <class Body>
+void run_worker(const WorkerConfig& w, Body&& body) {
+    for (auto* c : {w.tx_counters, w.rx_counters})
+        if (c) stats::set_state(*c, stats::WorkerState::running);
+    const bool ok = body();
+    for (auto* c : {w.tx_counters, w.rx_counters})
+        if (c && c->state.load(std::memory_order_relaxed) != static_cast<uint32_t>(stats::WorkerState::finished))
+            stats::set_state(*c, ok ? stats::WorkerState::finished : stats::WorkerState::failed);
+}
+
+}  // namespace lr::worker

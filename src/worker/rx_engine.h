@@ -1,0 +1,53 @@
+// The RX engine, written once for every backend. Per burst: one clock read (the RX timestamp
+// of every frame in it), classify and track each frame (stats::RxMeasure), count the bytes
+// on the wire, release the buffers, publish the counters.
+#pragma once
+#include "stats/rx_measure.h"
+#include "stats/tsc_clock.h"
+#include "worker/engine_common.h"
+#include "worker/queue_ops.h"
+
+namespace lr::worker {
+
+template <RxQueueOps Ops>
+bool rx_engine(Ops& ops, const WorkerConfig& w) {
+    using stats::publish;
+    const RxSetup& r = w.rx;
+    auto& c = *w.rx_counters;
+    LoopFrame loop(w.ctl->stop_rx, w.yield_when_idle);
+    stats::RxMeasure meas(r.sign, r.nonce, r.streams, r.result);
+    stats::BurstClock clk;
+    uint64_t packets = 0, bytes = 0, first = 0, last = 0;
+    while (loop.running()) {
+        publish(c.polls, loop.poll());
+        meas.poll();
+        const uint32_t n = ops.receive(r.burst);
+        if (n == 0) {
+            ops.idle();
+            loop.idle();
+            continue;
+        }
+        loop.busy();
+        last = clk.now();
+        if (!first) first = last;
+        meas.burst_time(last);
+        uint64_t b = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            b += ops.wire_bytes(i);
+            meas.frame(ops.data(i), ops.len(i));
+        }
+        ops.release();
+        packets += n;
+        bytes += b;
+        publish(c.packets, packets);
+        publish(c.bytes, bytes);
+        meas.publish(c);
+    }
+    if (first) {
+        publish(c.first_pkt_ns, first);
+        publish(c.last_pkt_ns, last);
+    }
+    return true;
+}
+
+}  // namespace lr::worker

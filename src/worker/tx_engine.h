@@ -1,0 +1,77 @@
+// The TX engine, written once for every backend. Per burst: collect confirmations, decide how
+// many new frames may go (count left, pacing), take ready-made frames, stamp them (one clock
+// read per burst), offer what is held to the device, publish the counters. Counts only what
+// the device confirmed; frames it never took are `unsent`, never sent.
+#pragma once
+#include <algorithm>
+
+#include "worker/engine_common.h"
+#include "worker/pacer.h"
+#include "worker/queue_ops.h"
+#include "worker/tx_signer.h"
+
+namespace lr::worker {
+
+template <TxQueueOps Ops>
+bool tx_engine(Ops& ops, const WorkerConfig& w) {
+    using stats::publish;
+    const TxSetup& t = w.tx;
+    auto& c = *w.tx_counters;
+    LoopFrame loop(w.ctl->stop_tx, w.yield_when_idle);  // a receiver may share this core: let it run
+    Pacer pacer(t.rate_pps);
+    pacer.start();
+    TxSigner signer(t.sign, t.layout, t.streams, t.templates);
+    uint64_t backpressure = 0, no_buffer = 0;
+    while (loop.running()) {
+        loop.poll();
+        ops.reclaim();
+        uint32_t room = ops.room(t.burst);
+        if (t.count) {
+            const uint64_t issued = ops.issued();
+            if (issued >= t.count) {
+                if (ops.confirmed() >= t.count) break;  // every frame of the share confirmed
+                room = 0;
+            } else {
+                room = static_cast<uint32_t>(std::min<uint64_t>(room, t.count - issued));
+            }
+        }
+        if (room && pacer.limited()) room = pacer.allowance(ops.issued(), room);
+        uint32_t got = 0;
+        if (room) {
+            // The burst's timestamp: one clock read, just before its frames are taken and stamped.
+            if (signer.on()) signer.begin_burst();
+            const Acquired a = ops.acquire(room);
+            got = a.got;
+            no_buffer += a.no_buffer;
+            backpressure += a.ring_full;
+            if (got && signer.on()) {
+                const FrameSpan f = ops.fresh();
+                signer.stamp_burst(f.base, f.offset, f.from, f.to);
+            }
+        }
+        const Transmitted x = ops.transmit();
+        backpressure += x.partial;
+        if (got == 0 && x.taken == 0) loop.idle();
+        const uint64_t sent = ops.confirmed();
+        publish(c.packets, sent);
+        publish(c.bytes, sent * t.wire_bytes);
+        publish(c.backpressure, backpressure);
+        publish(c.no_buffer, no_buffer);
+        publish(c.tx_errors, ops.errors());
+        publish(c.polls, loop.polls());
+        if (ops.failed()) break;
+    }
+    ops.finish();
+    const uint64_t sent = ops.confirmed(), unconfirmed = ops.issued() - sent;
+    signer.prepare_unsent();
+    if (signer.on() && unconfirmed) ops.for_each_unconfirmed([&](const uint8_t* f) { signer.unsent(f); });
+    if (t.sent_per_stream) *t.sent_per_stream = signer.sent();
+    ops.drop_held();
+    publish(c.packets, sent);
+    publish(c.bytes, sent * t.wire_bytes);
+    publish(c.tx_errors, ops.errors());
+    publish(c.unsent, unconfirmed);
+    return !ops.failed();
+}
+
+}  // namespace lr::worker

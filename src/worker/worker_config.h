@@ -1,0 +1,65 @@
+// What one worker needs, fixed before it starts: its role, its queue, its counters, and the
+// frames it sends. Workers read this and the run control flags; nothing else.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "packet/signature.h"
+#include "stats/counters.h"
+#include "stats/rx_measure.h"
+
+namespace lr::worker {
+
+// Flags the control thread raises; workers poll them once per burst. One per trial.
+struct RunControl {
+    alignas(64) std::atomic<bool> stop_tx{false};
+    alignas(64) std::atomic<bool> stop_rx{false};
+};
+
+// What a worker does on its queue. Request/response and reflect serve a queue's TX and RX
+// with one worker, which owns both the TX and the RX counters of the queue.
+enum class Role : uint8_t { tx, rx, request_response, reflect };
+const char* role_str(Role r);
+inline bool sends(Role r) { return r != Role::rx; }
+inline bool receives(Role r) { return r != Role::tx; }
+
+struct TxSetup {
+    uint32_t burst = 32;
+    uint64_t count = 0;      // packets to send; 0 = until stop_tx
+    double rate_pps = 0;     // this queue's share of the rate; 0 = unlimited
+    uint32_t frame_len = 60;   // frame without FCS
+    uint32_t wire_bytes = 64;  // frame with FCS
+    bool sign = false;
+    packet::SigLayout layout;
+    std::vector<uint16_t> streams;                // stream id of each of the queue's flows
+    std::vector<std::vector<uint8_t>> templates;  // each flow's frame, built once (signed templates)
+    std::vector<uint64_t>* sent_per_stream = nullptr;  // written once, when the worker ends
+};
+
+struct RxSetup {
+    uint32_t burst = 32;
+    bool sign = false;
+    uint16_t nonce = 0;
+    uint32_t streams = 0;
+    stats::RxResult* result = nullptr;  // written while running, read by the control thread after join
+};
+
+struct WorkerConfig {
+    Role role = Role::tx;
+    unsigned port_index = 0;  // into the session's port list
+    std::string port;
+    uint16_t queue = 0;
+    int cpu = -1;             // the CPU the worker is pinned to
+    TxSetup tx;
+    RxSetup rx;
+    stats::QueueCounters* tx_counters = nullptr;  // roles that send
+    stats::QueueCounters* rx_counters = nullptr;  // roles that receive
+    const RunControl* ctl = nullptr;
+    bool yield_when_idle = false;  // share the core when workers outnumber CPUs
+    uint32_t outstanding = 0;      // request/response window
+    double response_timeout_s = 0.1;
+};
+
+}  // namespace lr::worker
