@@ -68,14 +68,14 @@ std::vector<OptionDef> make_table() {
     std::vector<OptionDef> t;
     // ---- Ports -------------------------------------------------------------------------
     t.push_back({.name = "tx", .group = "Ports", .value_name = "PORT[,queues=N]",
-                 .help = "Transmit on PORT with N queues, one pinned worker each (repeatable)",
+                 .help = "Transmit on PORT with N queues, one pinned worker each",
                  .kind = K::list,
                  .apply = [](Draft& d, const Values& v) {
                      for (const auto& s : v) d.spec.tx.push_back(parse_port_queues(s, "--tx"));
                  },
                  .show = [](const RunSpec& s, J& j) { j["tx"] = ports_json(s.tx); }});
     t.push_back({.name = "rx", .group = "Ports", .value_name = "PORT[,queues=N]",
-                 .help = "Receive and measure on PORT with N queues (repeatable)", .kind = K::list,
+                 .help = "Receive and measure on PORT with N queues", .kind = K::list,
                  .apply = [](Draft& d, const Values& v) {
                      for (const auto& s : v) d.spec.rx.push_back(parse_port_queues(s, "--rx"));
                  },
@@ -331,7 +331,7 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "json", .group = "Output", .value_name = "FILE", .help = "Write the full JSON report to FILE",
                  .commands = kBoth,
                  .apply = [](Draft& d, const Values& v) { d.spec.json_path = one(v); }, .show = nullptr});
-    t.push_back({.name = "quiet", .cli = "-q,--quiet", .group = "Output", .help = "No live per-interval lines (-q)", .kind = K::flag,
+    t.push_back({.name = "quiet", .cli = "-q,--quiet", .group = "Output", .help = "No live per-interval lines", .kind = K::flag,
                  .commands = kBoth,
                  .apply = [](Draft& d, const Values& v) { d.spec.quiet = parse_bool(one(v), "--quiet"); },
                  .show = nullptr});
@@ -345,7 +345,7 @@ std::vector<OptionDef> make_table() {
                  }});
     t.push_back({.name = "reflect-backend", .cli = "--backend", .group = "Reflector", .value_name = "NAME",
                  .help = "xdp (linerate's XDP program reflects in the driver, no user space), afxdp or dpdk (in "
-                         "user space, one worker per queue); given as --backend to reflect",
+                         "user space, one worker per queue)",
                  .default_text = "xdp", .commands = kReflect,
                  .apply = [](Draft& d, const Values& v) {
                      const auto& b = one(v);
@@ -359,7 +359,7 @@ std::vector<OptionDef> make_table() {
                      d.queues = static_cast<uint16_t>(parse_uint(one(v), "--queues", 1, kMaxQueues));
                  }});
     t.push_back({.name = "reflect-proto", .cli = "--proto", .group = "Reflector", .value_name = "PROTO",
-                 .help = "udp, tcp or any; given as --proto to reflect", .default_text = "any", .commands = kReflect,
+                 .help = "Protocols of the test frames: udp, tcp or any", .default_text = "any", .commands = kReflect,
                  .apply = [](Draft& d, const Values& v) {
                      const auto& p = one(v);
                      d.any_proto = p == "any";
@@ -508,8 +508,6 @@ std::string options_markdown(Command c) {
             for (const char ch : row.cli_names()) name += ch == ',' ? std::string("`, `") : std::string(1, ch);
             name += (row.value_name.empty() ? "" : " " + std::string(row.value_name)) + "`";
         }
-        std::string choices;
-        if (row.choices) choices = " (" + row.choices->expected() + ")";
         std::string backends = "all";
         if (row.backends != kAllBackends) {
             backends.clear();
@@ -519,7 +517,7 @@ std::string options_markdown(Command c) {
         std::string help;
         for (const char ch : row.help) help += ch == '|' ? std::string("\\|") : std::string(1, ch);
         out += fmt::format("| {}{} | {} | {} | {} |\n", name, row.kind == OptionDef::Kind::list ? " (repeatable)" : "",
-                           row.default_text.empty() ? "" : std::string(row.default_text), backends, help + choices);
+                           row.default_text.empty() ? "" : std::string(row.default_text), backends, help);
     }
     return out;
 }

@@ -3,13 +3,15 @@
 64-byte frames into net_null, alternating A/B several rounds in the same run.
 
     sudo python3 tests/bench/txonly_vs_testpmd.py [--rounds 3] [--seconds 5] [--linerate build/src/linerate]
+        [--compare OTHER_LINERATE]
 
 Both tools get the same EAL core map (main lcore on CPU 0, the TX lcore on CPU 1) and the same
 burst size (--burst, 64 by default: linerate's DPDK default). testpmd's txonly packet is 60
 bytes of data (64 on the wire with FCS), like linerate's default.
 linerate runs twice per round: plain frames (--no-signature, like testpmd's) and signed frames
 (its default: sequence and timestamp written per packet). Prints Mpps per round, the medians and
-the ratios linerate/testpmd.
+the ratios linerate/testpmd. With --compare, a second linerate binary (the build before a change,
+say) runs in every round too, so both ratios come from the same run conditions.
 """
 import argparse
 import json
@@ -53,17 +55,25 @@ def main():
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--linerate", default=os.path.join(HERE, "../../build/src/linerate"))
     ap.add_argument("--burst", type=int, default=64)
+    ap.add_argument("--compare", help="a second linerate binary to run in every round")
     a = ap.parse_args()
-    lr, ls, tp = [], [], []
+    bins = [("linerate", a.linerate)] + ([("compare", a.compare)] if a.compare else [])
+    plain = {n: [] for n, _ in bins}
+    signed = {n: [] for n, _ in bins}
+    tp = []
     for i in range(a.rounds):
-        lr.append(linerate(a.linerate, a.seconds, False, a.burst))
-        ls.append(linerate(a.linerate, a.seconds, True, a.burst))
+        line = []
+        for name, b in bins:
+            plain[name].append(linerate(b, a.seconds, False, a.burst))
+            signed[name].append(linerate(b, a.seconds, True, a.burst))
+            line.append(f"{name} plain {plain[name][-1]:.2f} Mpps, signed {signed[name][-1]:.2f} Mpps")
         tp.append(testpmd(a.seconds, a.burst))
-        print(f"round {i + 1}: linerate plain {lr[-1]:.2f} Mpps, signed {ls[-1]:.2f} Mpps   "
-              f"testpmd txonly {tp[-1]:.2f} Mpps", flush=True)
-    ml, ms, mt = statistics.median(lr), statistics.median(ls), statistics.median(tp)
-    print(f"median: linerate plain {ml:.2f}, signed {ms:.2f}, testpmd txonly {mt:.2f} Mpps; "
-          f"ratios plain {ml / mt:.2f}x, signed {ms / mt:.2f}x")
+        print(f"round {i + 1}: " + "; ".join(line) + f"; testpmd txonly {tp[-1]:.2f} Mpps", flush=True)
+    mt = statistics.median(tp)
+    for name, _ in bins:
+        ml, ms = statistics.median(plain[name]), statistics.median(signed[name])
+        print(f"median {name}: plain {ml:.2f}, signed {ms:.2f}, testpmd txonly {mt:.2f} Mpps; "
+              f"ratios plain {ml / mt:.2f}x, signed {ms / mt:.2f}x")
 
 
 if __name__ == "__main__":
