@@ -5,6 +5,9 @@ import subprocess
 import sys
 import tempfile
 
+# The test bed (scripts/testbed.py) is the one the demo and the benchmarks use.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+
 SKIP = 77
 LINERATE = os.environ.get("LINERATE", os.path.join(os.path.dirname(__file__), "../../build/src/linerate"))
 HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"

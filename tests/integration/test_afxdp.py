@@ -10,7 +10,7 @@ import time
 
 import lrtest
 from lrtest import LINERATE, check
-from netns import VethBed, sh, unique
+from testbed import VethBed, sh, unique
 
 N = 200_000
 NONCE = "4242"  # both sides of a two-process run share the run nonce

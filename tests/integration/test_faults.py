@@ -9,7 +9,7 @@ import tempfile
 
 import lrtest
 from lrtest import LINERATE, check
-from netns import VethBed, unique
+from testbed import VethBed, unique
 
 N = 100_000
 NONCE = "777"

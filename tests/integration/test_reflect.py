@@ -10,7 +10,7 @@ import tempfile
 
 import lrtest
 from lrtest import LINERATE, check
-from netns import VethBed, unique
+from testbed import VethBed, unique
 
 
 def sender(bed, d, extra, backend="dpdk", lcores="0@0,1@1,2@0"):

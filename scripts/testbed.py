@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""The veth test bed, the one implementation used by the scripts, the tests and the benchmarks.
+
+Two network namespaces joined by a veth pair, only in 198.18.0.0/15:
+
+    <prefix>-a: <prefix>0 198.18.0.1/15  <->  <prefix>-b: <prefix>1 198.18.0.2/15
+
+(with --same-ns both ends live in <prefix>-a). IPv6 autoconfiguration is off on the link, so
+nothing but the test's own frames crosses it.
+
+    scripts/testbed.py up     [PREFIX] [--queues N] [--same-ns]   create (default PREFIX lr); also
+                                                                  reserves hugepages for DPDK
+    scripts/testbed.py down   [PREFIX]                            remove it, restore hugepages
+    scripts/testbed.py exec   a|b [PREFIX] -- CMD...              run CMD in a namespace, bpffs mounted
+    scripts/testbed.py status [PREFIX]
+
+`up` twice is fine, and `down` leaves nothing behind. Environment: LINERATE_HUGEPAGES (2 MiB
+pages to reserve, default 1024), LINERATE_QUEUES (veth queues, default 1: a reflected frame then
+always returns on queue 0). From Python: `with VethBed("lxa", same_ns=True) as bed: ...`.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+STATE = "/run/linerate-testbed"
+
+
+def sh(*args, check=True, **kw):
+    return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
+
+
+def ns_exists(ns):
+    return any(line.split()[0] == ns for line in sh("ip", "netns", "list", check=False).stdout.splitlines() if line)
+
+
+class VethBed:
+    """A veth pair between two namespaces (or within one with same_ns=True). As a context
+    manager it is created on entry and always removed on exit, even after a failure."""
+
+    def __init__(self, prefix, same_ns=False, queues=1):
+        if not re.fullmatch(r"[a-z][a-z0-9]{0,9}", prefix):
+            raise ValueError("test bed prefix: 1-10 lowercase letters or digits, starting with a letter")
+        self.prefix = prefix
+        self.nsa, self.nsb = f"{prefix}-a", (f"{prefix}-a" if same_ns else f"{prefix}-b")
+        self.ifa, self.ifb = f"{prefix}0", f"{prefix}1"
+        self.queues = queues
+        self.procs = []
+
+    def __enter__(self):
+        self.down()
+        try:
+            self.up()
+        except Exception:
+            self.down()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+
+    def up(self):
+        for ns in {self.nsa, self.nsb}:
+            if not ns_exists(ns):
+                sh("ip", "netns", "add", ns)
+        if sh("ip", "-n", self.nsa, "link", "show", self.ifa, check=False).returncode != 0:
+            q = str(self.queues)
+            sh("ip", "link", "add", self.ifa, "numtxqueues", q, "numrxqueues", q, "netns", self.nsa, "type", "veth",
+               "peer", "name", self.ifb, "numtxqueues", q, "numrxqueues", q, "netns", self.nsb)
+        for ns, ifc, addr in ((self.nsa, self.ifa, "198.18.0.1/15"), (self.nsb, self.ifb, "198.18.0.2/15")):
+            # No IPv6 autoconfiguration chatter (RS, MLD, DAD) on the test link.
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", check=False)
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{ifc}.disable_ipv6=1", check=False)
+            sh("ip", "-n", ns, "addr", "replace", addr, "dev", ifc)
+            sh("ip", "-n", ns, "link", "set", ifc, "mtu", "1500", "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        self.wait_up()
+
+    def down(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.procs = []
+        for ns in {self.nsa, self.nsb}:
+            if not ns_exists(ns):
+                continue
+            # Kill anything still running inside (a crashed run), then the namespace.
+            for pid in sh("ip", "netns", "pids", ns, check=False).stdout.split():
+                sh("kill", "-9", pid, check=False)
+            sh("ip", "netns", "del", ns, check=False)
+        sh("ip", "link", "del", self.ifa, check=False)
+
+    def wait_up(self, timeout=5.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            if all(self.operstate(ns, i) == "up" for ns, i in ((self.nsa, self.ifa), (self.nsb, self.ifb))):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("veth did not come up")
+
+    def operstate(self, ns, ifc):
+        return sh("ip", "netns", "exec", ns, "cat", f"/sys/class/net/{ifc}/operstate").stdout.strip()
+
+    def wrap(self, ns, argv):
+        """argv run inside namespace `ns` with bpffs mounted (ip netns exec remounts /sys)."""
+        return ["ip", "netns", "exec", ns, "sh", "-c",
+                'mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf; exec "$@"', "sh"] + list(argv)
+
+    def run(self, ns, argv, **kw):
+        return subprocess.run(self.wrap(ns, argv), capture_output=True, text=True, **kw)
+
+    def start(self, ns, argv):
+        p = subprocess.Popen(self.wrap(ns, argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.procs.append(p)
+        return p
+
+    def stat(self, ns, ifc, name):
+        return int(sh("ip", "netns", "exec", ns, "cat", f"/sys/class/net/{ifc}/statistics/{name}").stdout)
+
+    def xdp_attached(self, ns, ifc):
+        return "prog/xdp" in sh("ip", "-n", ns, "link", "show", ifc).stdout
+
+    def wait_xdp(self, ns, ifc, proc, timeout=15.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.xdp_attached(ns, ifc):
+                time.sleep(0.3)  # sockets are registered before attach; let the process settle
+                return
+            if proc.poll() is not None:
+                raise AssertionError(f"receiver exited early ({proc.returncode}):\n{proc.stdout.read()}")
+            time.sleep(0.05)
+        raise AssertionError(f"no XDP program attached to {ifc} after {timeout}s")
+
+
+def unique(prefix):
+    """A prefix no other test run on this machine uses at the same time."""
+    return f"{prefix}{os.getpid() % 10000}"
+
+
+def reserve_hugepages(want):
+    """Raises the 2 MiB hugepage reservation to `want` (never shrinks someone else's) and
+    remembers the old value once, for restore_hugepages."""
+    if not os.access(HUGEPAGES, os.W_OK):
+        return
+    os.makedirs(STATE, exist_ok=True)
+    prev = os.path.join(STATE, "hugepages.prev")
+    with open(HUGEPAGES) as f:
+        cur = int(f.read())
+    if not os.path.exists(prev):
+        with open(prev, "w") as f:
+            f.write(str(cur))
+    if cur < want:
+        with open(HUGEPAGES, "w") as f:
+            f.write(str(want))
+        with open(HUGEPAGES) as f:
+            got = int(f.read())
+        if got < want:
+            print(f"testbed: warning: only {got} of {want} hugepages reserved", file=sys.stderr)
+
+
+def restore_hugepages():
+    """Restores the reservation once no test bed is up any more."""
+    prev = os.path.join(STATE, "hugepages.prev")
+    if not os.path.exists(prev):
+        return
+    if any(re.search(r"-(a|b)\b", line) for line in sh("ip", "netns", "list", check=False).stdout.splitlines()):
+        return
+    try:
+        with open(prev) as f, open(HUGEPAGES, "w") as out:
+            out.write(f.read())
+    except OSError:
+        pass
+    os.remove(prev)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["up", "down", "exec", "status"])
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    args = list(a.args)
+    cmd = args[args.index("--") + 1:] if "--" in args else []
+    if "--" in args:
+        args = args[:args.index("--")]
+    side = None
+    if a.command == "exec":
+        if not args or args[0] not in ("a", "b"):
+            sys.exit("testbed: exec needs a or b")
+        side = args.pop(0)
+    queues = int(os.environ.get("LINERATE_QUEUES", "1"))
+    same_ns = False
+    if "--queues" in args:
+        i = args.index("--queues")
+        queues = int(args[i + 1])
+        del args[i:i + 2]
+    if "--same-ns" in args:
+        args.remove("--same-ns")
+        same_ns = True
+    prefix = args[0] if args else "lr"
+    if os.geteuid() != 0:
+        print("testbed: must run as root", file=sys.stderr)
+        sys.exit(3)
+    try:
+        bed = VethBed(prefix, same_ns=same_ns, queues=queues)
+    except ValueError as e:
+        print(f"testbed: {e}", file=sys.stderr)
+        sys.exit(2)
+    if a.command == "up":
+        reserve_hugepages(int(os.environ.get("LINERATE_HUGEPAGES", "1024")))
+        bed.up()
+        with open(HUGEPAGES) as f:
+            hp = f.read().strip()
+        print(f"testbed {prefix} up: {bed.nsa}/{bed.ifa} 198.18.0.1 <-> {bed.nsb}/{bed.ifb} 198.18.0.2, "
+              f"{queues} queue(s), hugepages {hp}")
+    elif a.command == "down":
+        bed.down()
+        for f in os.listdir("/dev/hugepages") if os.path.isdir("/dev/hugepages") else []:
+            if f.startswith("linerate"):  # hugepage files of a crashed run that was not --in-memory
+                os.remove(os.path.join("/dev/hugepages", f))
+        restore_hugepages()
+        print(f"testbed {prefix} down")
+    elif a.command == "exec":
+        ns = bed.nsa if side == "a" else bed.nsb
+        if not ns_exists(ns):
+            print(f"testbed: namespace {ns} does not exist (run: {sys.argv[0]} up {prefix})", file=sys.stderr)
+            sys.exit(3)
+        if not cmd:
+            sys.exit("testbed: exec needs a command after --")
+        os.execvp("ip", bed.wrap(ns, cmd))
+    else:
+        for ns in sorted({bed.nsa, bed.nsb}):
+            print(f"{ns}: {'up' if ns_exists(ns) else 'absent'}")
+
+
+if __name__ == "__main__":
+    main()
