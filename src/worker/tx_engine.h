@@ -12,8 +12,11 @@
 
 namespace lr::worker {
 
-template <TxQueueOps Ops>
-bool tx_engine(Ops& ops, const WorkerConfig& w) {
+namespace detail {
+
+// Limited: the queue sends a fixed share (--count); the unlimited loop has no count test.
+template <bool Limited, TxQueueOps Ops>
+bool tx_loop(Ops ops, const WorkerConfig& w) {
     using stats::publish;
     const TxSetup& t = w.tx;
     auto& c = *w.tx_counters;
@@ -26,7 +29,7 @@ bool tx_engine(Ops& ops, const WorkerConfig& w) {
         loop.poll();
         ops.reclaim();
         uint32_t room = ops.room(t.burst);
-        if (t.count) {
+        if constexpr (Limited) {
             const uint64_t issued = ops.issued();
             if (issued >= t.count) {
                 if (ops.confirmed() >= t.count) break;  // every frame of the share confirmed
@@ -72,6 +75,15 @@ bool tx_engine(Ops& ops, const WorkerConfig& w) {
     publish(c.tx_errors, ops.errors());
     publish(c.unsent, unconfirmed);
     return !ops.failed();
+}
+
+}  // namespace detail
+
+// `ops` is taken by value: a local object whose address never escapes keeps its scalars in
+// registers across the driver calls of the loop.
+template <TxQueueOps Ops>
+bool tx_engine(Ops ops, const WorkerConfig& w) {
+    return w.tx.count ? detail::tx_loop<true>(ops, w) : detail::tx_loop<false>(ops, w);
 }
 
 }  // namespace lr::worker

@@ -233,6 +233,9 @@ void DpdkBackend::configure(Port& p) {
 void DpdkBackend::setup_queues() {
     const auto& spec = *spec_;
     const uint32_t room = std::max<uint32_t>(RTE_MBUF_DEFAULT_DATAROOM, spec.session_max_frame());
+    // Sending pools hold only the session's largest frame: small mbufs keep the pool, which
+    // the driver walks to free every frame it sent, dense in the cache.
+    const uint32_t tx_room = spec.session_max_frame();
     const auto ring = static_cast<uint16_t>(spec.ring_size());
     tx_pools_.assign(layout_.workers.size(), {});
     for (size_t i = 0; i < layout_.workers.size(); ++i) {
@@ -242,7 +245,7 @@ void DpdkBackend::setup_queues() {
         if (worker::sends(w.role)) {
             if (w.role != worker::Role::reflect)  // a reflector sends the mbufs it received
                 tx_pools_[i].pool = make_pool(fmt::format("lr{}_{}_tx{}", session_, port.info.id, w.queue),
-                                              spec.effective_mbufs(), room, socket);
+                                              spec.effective_mbufs(), tx_room, socket);
             if (const int r = rte_eth_tx_queue_setup(port.info.id, w.queue, ring, socket, nullptr); r != 0)
                 throw EnvError(fmt::format("couldn't set up TX queue {} on port {}: {}", w.queue, port.info.name,
                                            errstr(r)));

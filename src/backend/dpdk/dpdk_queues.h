@@ -17,9 +17,12 @@ inline constexpr uint32_t kMaxBurst = 512;
 // checked when a pool's templates are written): the stamp needs no mbuf header read.
 inline constexpr size_t kDataOffset = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
 
+// Small and copied into the engine: its scalars stay in registers in the hot loop, and only
+// the array of held mbufs (`held`, kMaxBurst long, owned by the caller) is seen by the driver.
 class DpdkTxOps {
 public:
-    DpdkTxOps(uint16_t port, uint16_t queue, rte_mempool* pool) : port_(port), queue_(queue), pool_(pool) {}
+    DpdkTxOps(uint16_t port, uint16_t queue, rte_mempool* pool, rte_mbuf** held)
+        : port_(port), queue_(queue), pool_(pool), pend_(held) {}
     void reclaim() {}
     uint32_t room(uint32_t burst) const { return burst > npend_ ? burst - npend_ : 0; }
     worker::Acquired acquire(uint32_t n) {
@@ -60,7 +63,7 @@ public:
 private:
     uint16_t port_, queue_;
     rte_mempool* pool_;
-    rte_mbuf* pend_[kMaxBurst];
+    rte_mbuf** pend_;
     uint32_t npend_ = 0, fresh_ = 0;
     uint64_t sent_ = 0;
 };

@@ -12,10 +12,11 @@ namespace lr::dpdk {
 int worker_main(void* arg) {
     const auto& w = *static_cast<const DpdkWorker*>(arg);
     const auto& c = w.cfg;
+    rte_mbuf* held[kMaxBurst];  // frames taken for sending that the device has not accepted yet
     worker::run_worker(c, [&] {
         switch (c.role) {
             case worker::Role::tx: {
-                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool);
+                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held);
                 return worker::tx_engine(tx, c);
             }
             case worker::Role::rx: {
@@ -23,7 +24,7 @@ int worker_main(void* arg) {
                 return worker::rx_engine(rx, c);
             }
             case worker::Role::request_response: {
-                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool);
+                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held);
                 DpdkRxOps rx(w.port_id, c.queue);
                 return worker::rr_engine(tx, rx, c);
             }
