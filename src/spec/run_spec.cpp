@@ -43,6 +43,8 @@ void RunSpec::validate() const {
         throw UsageError(fmt::format("--rx-mode xdp tracks at most {} streams; pass --flows N (the sender's flow "
                                      "count) to a receive-only run",
                                      kSinkMaxStreams));
+    if (afxdp_rx_xdp && trials > 1)
+        throw UsageError("--rx-mode xdp counts in the driver for the whole session: give it one trial (--trials 1)");
     if (backend == BackendKind::afxdp && session_max_frame() > kAfxdpMaxFrame)
         throw UsageError(fmt::format("--size {} is too large for the afxdp backend (at most {} bytes: one UMEM "
                                      "chunk); use --backend dpdk for jumbo frames",
