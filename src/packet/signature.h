@@ -20,9 +20,11 @@
 
 #include "packet/frame.h"
 
+struct lr_wire_sig;  // bpf/lr_wire.h
+
 namespace lr::packet {
 
-inline constexpr uint16_t kSigMagic = 0x4c52;
+inline constexpr uint16_t kSigMagic = 0x4c52;  // LR_SIG_MAGIC (bpf/lr_wire.h, the format's definition)
 
 // What a frame kind and size can carry.
 enum class SigLevel : uint8_t { none = 0, seq = 1, seq_ts = 2 };
@@ -77,13 +79,18 @@ struct SigInfo {
     uint64_t ts_ns = 0;      // 48-bit timestamp
 };
 
-// Bounds-checked parse and classification of a received frame (without FCS). `streams`
-// is the number of valid stream ids. Never reads outside [p, p + len).
+// Bounds-checked parse and classification of a received frame (without FCS), by the rules of
+// bpf/lr_wire.h that linerate's XDP programs apply too. `streams` is the number of valid stream
+// ids. Never reads outside [p, p + len).
 SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t streams);
+// The SigInfo of a verdict of lr_wire_classify (bpf/lr_wire.h) and the fields it read.
+SigInfo sig_info(int verdict, const ::lr_wire_sig& s);
 
-// Reflector: if `p` is a linerate test frame (UDP/TCP carrying the signature magic), swaps
-// Ethernet addresses, IP addresses and L4 ports in place and returns true. Swapping leaves
-// every checksum valid. Bounds-checked; returns false (frame untouched) for anything else.
+
+// Reflector: if `p` is a linerate test frame with a valid signature of any run (magic, lengths,
+// checksum: the classifier's rules with any nonce), swaps Ethernet addresses, IP addresses and
+// L4 ports in place and returns true. Swapping leaves every checksum valid. Bounds-checked;
+// returns false (frame untouched) for anything else: a reflector never returns other traffic.
 bool reflect_swap(uint8_t* p, size_t len);
 
 }  // namespace lr::packet
