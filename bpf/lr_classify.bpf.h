@@ -1,104 +1,93 @@
-/* The classifier shared by linerate's XDP programs: is this frame linerate test traffic?
- * Included by each *.bpf.c (one copy per program; BPF has no linking here). */
+/* What every linerate XDP program includes: the wire format's definition (lr_wire.h), with
+ * the checksum hook it needs written for the verifier, and the test-traffic filter a program
+ * can be given (protocols, port ranges). One copy per program; BPF has no linking here. */
 #ifndef LR_CLASSIFY_BPF_H
 #define LR_CLASSIFY_BPF_H
 
 #include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "lr_shared.h"
 
-/* Set by user space before load: what a linerate test frame looks like. */
+/* The one's-complement sum of lr_wire.h's contract: 16-bit big-endian words, 8 bytes per step
+ * of bpf_loop (kernel 5.17+), whose callback the verifier checks once, whatever the length:
+ * an unrolled loop over packet bytes would give it one state per step (the proven packet range
+ * grows with each) and exceed its limits on long frames. An XDP program without multi-buffer
+ * support sees frames of at most a page, so segments are at most LR_XDP_MAX_L4 bytes here; a
+ * longer one cannot arrive, and would fail its checksum. */
+#define LR_XDP_MAX_L4 4096
+
+struct lr_sum_ctx {
+    const __u8 *p;
+    const __u8 *end;
+    __u32 len;
+    __u32 sum;
+};
+
+static long lr_sum_step(__u32 i, void *arg)
+{
+    struct lr_sum_ctx *c = arg;
+    __u32 off = (i & (LR_XDP_MAX_L4 / 8 - 1)) * 8; /* i < len / 8: the mask shows the verifier the bound */
+    if (off + 8 > c->len)
+        return 1;
+    const __u8 *q = c->p + off;
+    if (q + 8 > c->end)
+        return 1;
+    c->sum += ((__u32)q[0] << 8 | q[1]) + ((__u32)q[2] << 8 | q[3]) + ((__u32)q[4] << 8 | q[5]) +
+              ((__u32)q[6] << 8 | q[7]);
+    return 0;
+}
+
+static __always_inline __u32 lr_wire_sum(const __u8 *p, __u32 len, const __u8 *end, __u32 seed)
+{
+    if (len > LR_XDP_MAX_L4)
+        return seed + 1;
+    struct lr_sum_ctx c = {p, end, len, seed};
+    bpf_loop(len / 8, lr_sum_step, &c, 0);
+    __u32 sum = c.sum;
+    const __u8 *t = p + (len & ~7u);
+    __u32 rest = len & 7;
+    if (rest >= 2) {
+        if (t + 2 > end)
+            return sum + 1;
+        sum += (__u32)t[0] << 8 | t[1];
+    }
+    if (rest >= 4) {
+        if (t + 4 > end)
+            return sum + 1;
+        sum += (__u32)t[2] << 8 | t[3];
+    }
+    if (rest >= 6) {
+        if (t + 6 > end)
+            return sum + 1;
+        sum += (__u32)t[4] << 8 | t[5];
+    }
+    if (len & 1) { /* len - 1 < LR_XDP_MAX_L4: the mask only shows the verifier the bound */
+        const __u8 *q = p + ((len - 1) & (LR_XDP_MAX_L4 - 1));
+        if (q + 1 > end)
+            return sum + 1;
+        sum += (__u32)q[0] << 8;
+    }
+    return sum;
+}
+
+#include "lr_wire.h"
+
+/* Set by user space before load: the test traffic a program acts on (programs that steer or
+ * reflect apply it on top of the signature's verdict). */
 const volatile __u8 match_udp = 1;
 const volatile __u8 match_tcp = 1;
 const volatile __u16 src_port_lo = 0, src_port_hi = 65535;
 const volatile __u16 dst_port_lo = 0, dst_port_hi = 65535;
 
-/* Where the classifier found the headers (for programs that rewrite them). */
-struct lr_hdrs {
-    struct ethhdr *eth;
-    struct iphdr *ip4;
-    struct ipv6hdr *ip6;
-    __be16 *ports; /* source, destination */
-};
-
-struct vlan_hdr {
-    __be16 tci;
-    __be16 proto;
-};
-
-static __always_inline int classify_hdrs(void *data, void *end, struct lr_hdrs *h)
+static __always_inline int lr_match(const struct lr_wire_hdrs *h)
 {
-    struct ethhdr *eth = data;
-    if ((void *)(eth + 1) > end)
-        return LR_CLASS_FOREIGN;
-    h->eth = eth;
-    h->ip4 = 0;
-    h->ip6 = 0;
-    __u16 proto = eth->h_proto;
-    void *l3 = eth + 1;
-    if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
-        struct vlan_hdr *vh = l3;
-        if ((void *)(vh + 1) > end)
-            return LR_CLASS_FOREIGN;
-        proto = vh->proto;
-        l3 = vh + 1;
-    }
-    __u8 l4proto;
-    void *l4;
-    if (proto == bpf_htons(ETH_P_IP)) {
-        struct iphdr *ip = l3;
-        if ((void *)(ip + 1) > end || ip->ihl != 5)
-            return LR_CLASS_FOREIGN;
-        if (ip->frag_off & bpf_htons(0x3fff)) /* fragments: ports are not in every piece */
-            return LR_CLASS_FOREIGN;
-        l4proto = ip->protocol;
-        l4 = ip + 1;
-        h->ip4 = ip;
-    } else if (proto == bpf_htons(ETH_P_IPV6)) {
-        struct ipv6hdr *ip6 = l3;
-        if ((void *)(ip6 + 1) > end)
-            return LR_CLASS_FOREIGN;
-        l4proto = ip6->nexthdr;
-        l4 = ip6 + 1;
-        h->ip6 = ip6;
-    } else {
-        return LR_CLASS_FOREIGN;
-    }
-    __u16 sport, dport;
-    h->ports = l4;
-    if (l4proto == IPPROTO_UDP && match_udp) {
-        struct udphdr *u = l4;
-        if ((void *)(u + 1) > end)
-            return LR_CLASS_FOREIGN;
-        sport = bpf_ntohs(u->source);
-        dport = bpf_ntohs(u->dest);
-    } else if (l4proto == IPPROTO_TCP && match_tcp) {
-        struct tcphdr *t = l4;
-        if ((void *)(t + 1) > end)
-            return LR_CLASS_FOREIGN;
-        sport = bpf_ntohs(t->source);
-        dport = bpf_ntohs(t->dest);
-    } else {
-        return LR_CLASS_FOREIGN;
-    }
-    if (sport < src_port_lo || sport > src_port_hi || dport < dst_port_lo || dport > dst_port_hi)
-        return LR_CLASS_FOREIGN;
-    return LR_CLASS_OURS;
-}
-
-
-static __always_inline int classify(void *data, void *end)
-{
-    struct lr_hdrs h;
-    return classify_hdrs(data, end, &h);
+    if (h->proto == 17 && !match_udp)
+        return 0;
+    if (h->proto == 6 && !match_tcp)
+        return 0;
+    return h->sport >= src_port_lo && h->sport <= src_port_hi && h->dport >= dst_port_lo && h->dport <= dst_port_hi;
 }
 
 #endif

@@ -18,13 +18,15 @@ struct lr_xdp_qstats {
 
 #define LR_MAX_STREAMS 1024
 
-/* Counting sink (xdp_sink.bpf.c): per receive queue, per CPU. */
+/* Counting sink (xdp_sink.bpf.c): per receive queue, per CPU. One counter per verdict of the
+ * shared classification (lr_wire.h). */
 struct lr_sink_qstats {
     __u64 frames;     /* every frame the program saw */
     __u64 ours;       /* linerate frames of this run: counted and dropped */
     __u64 ours_bytes; /* their L2 bytes including FCS */
-    __u64 foreign;    /* passed to the kernel */
-    __u64 malformed;  /* magic and nonce, but the stream id is unknown: dropped */
+    __u64 foreign;    /* not linerate's, or another run's (stale): passed to the kernel */
+    __u64 malformed;  /* magic and this run's nonce, but failing a check: dropped */
+    __u64 stale;      /* of `foreign`, those carrying another run's nonce */
 };
 
 /* Counting sink: per stream, per CPU. */
@@ -33,10 +35,5 @@ struct lr_sink_stream {
     __u64 highest_next; /* highest sequence seen + 1 */
 };
 
-/* Verdict classes for the classifier (also used by the C++ side in tests). */
-enum lr_class {
-    LR_CLASS_FOREIGN = 0,
-    LR_CLASS_OURS = 1,
-};
 
 #endif

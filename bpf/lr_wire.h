@@ -160,6 +160,10 @@ static inline int lr_wire_csum_ok(const struct lr_wire_hdrs *h, const __u8 *end)
     return sum == 0xffff;
 }
 
+/* Classifies a frame whose headers lr_wire_walk found (see lr_wire_classify). */
+static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u16 nonce, int any_nonce,
+                                          __u32 streams, int csum_verified, struct lr_wire_sig *s);
+
 /* Classifies a received frame: `nonce` is the run's (any nonce is accepted when `any_nonce`
  * is set: a reflector accepts every run's frames, but only well-formed ones), `streams` the
  * number of valid stream ids; `csum_verified`: the device already verified the L4 checksum
@@ -169,6 +173,12 @@ static inline int lr_wire_classify(const __u8 *p, const __u8 *end, __u16 nonce, 
 {
     if (!lr_wire_walk(p, end, h))
         return LR_FOREIGN;
+    return lr_wire_classify_walked(h, end, nonce, any_nonce, streams, csum_verified, s);
+}
+
+static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u16 nonce, int any_nonce,
+                                          __u32 streams, int csum_verified, struct lr_wire_sig *s)
+{
     const __u8 *l4 = h->l4;
     if (h->proto == 17) {
         if (l4 + 8 > end)

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* linerate's XDP reflector: sends each linerate test frame straight back out of the
  * interface it came in on (XDP_TX), with Ethernet and IP addresses and L4 ports swapped.
- * Swapping is checksum-neutral, and the signature (sequence, TX timestamp) is untouched, so
- * the sender measures the round trip. Everything else is passed to the kernel.
+ * Only frames with a valid signature go back (magic, lengths and checksum by the shared rules
+ * of lr_wire.h; any run's nonce unless one is set), so it never bounces other traffic and
+ * cannot be used as an amplifier or a loop. Swapping is checksum-neutral and the signature
+ * (sequence, TX timestamp) is untouched, so the sender measures the round trip. Everything
+ * else is passed to the kernel.
  * Can run without linerate: ip link set dev IF xdp obj xdp_reflect.bpf.o sec xdp */
 #include "lr_classify.bpf.h"
+
+/* 0: reflect every run's frames; otherwise only those carrying this nonce (reflect_nonce - 1). */
+const volatile __u32 reflect_nonce = 0;
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -28,37 +34,38 @@ static __always_inline void swap_bytes(__u8 *a, __u8 *b, int n)
 SEC("xdp")
 int lr_xdp_reflect(struct xdp_md *ctx)
 {
-    void *data = (void *)(long)ctx->data;
-    void *end = (void *)(long)ctx->data_end;
+    __u8 *data = (__u8 *)(long)ctx->data;
+    __u8 *end = (__u8 *)(long)ctx->data_end;
     __u32 q = ctx->rx_queue_index;
     struct lr_xdp_qstats *st = bpf_map_lookup_elem(&qstats, &q);
     if (st)
         st->received++;
-    struct lr_hdrs h;
-    if (classify_hdrs(data, end, &h) != LR_CLASS_OURS) {
+    struct lr_wire_hdrs h;
+    struct lr_wire_sig s;
+    const int any = reflect_nonce == 0;
+    const __u16 nonce = (__u16)(reflect_nonce - 1);
+    if (lr_wire_classify(data, end, nonce, any, 0x10000, 0, &h, &s) != LR_OURS || !lr_match(&h)) {
         if (st)
             st->passed++;
         return XDP_PASS;
     }
-    /* The classifier checked every header below is inside the packet; the verifier wants
-     * the checks again at the point of use. */
-    if ((void *)(h.eth + 1) > end || (void *)(h.ports + 2) > end)
+    /* The classifier checked every header below is inside the packet; the verifier wants the
+     * checks again at the point of use. */
+    __u8 *ip = data + (h.ip - data);
+    __u8 *l4 = data + (h.l4 - data);
+    if (data + 14 > end || l4 + 4 > end)
         return XDP_PASS;
-    swap_bytes(h.eth->h_dest, h.eth->h_source, ETH_ALEN);
-    if (h.ip4) {
-        if ((void *)(h.ip4 + 1) > end)
+    swap_bytes(data, data + 6, 6);
+    if (!h.v6) {
+        if (ip + 20 > end)
             return XDP_PASS;
-        __be32 t = h.ip4->saddr;
-        h.ip4->saddr = h.ip4->daddr;
-        h.ip4->daddr = t;
-    } else if (h.ip6) {
-        if ((void *)(h.ip6 + 1) > end)
+        swap_bytes(ip + 12, ip + 16, 4);
+    } else {
+        if (ip + 40 > end)
             return XDP_PASS;
-        swap_bytes((__u8 *)&h.ip6->saddr, (__u8 *)&h.ip6->daddr, 16);
+        swap_bytes(ip + 8, ip + 24, 16);
     }
-    __be16 p = h.ports[0];
-    h.ports[0] = h.ports[1];
-    h.ports[1] = p;
+    swap_bytes(l4, l4 + 2, 2);
     if (st)
         st->redirected++;
     return XDP_TX;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* linerate's XDP receive program: redirect linerate's test frames to the AF_XDP socket of
- * their receive queue; pass everything else (ARP, ND, ICMP, other traffic) to the kernel.
- * Counts per queue. Parsing is bounds-checked at every step (the verifier insists). */
+/* linerate's XDP receive program: hands linerate's frames to the AF_XDP socket of their
+ * receive queue, where user space classifies them with the same rules (lr_wire.h); passes
+ * everything else (ARP, ND, ICMP, other traffic) to the kernel. A frame goes to user space
+ * when it carries the signature's magic (ours, another run's, or malformed: user space counts
+ * each) or is UDP/TCP to the test ports (counted there as foreign). Counts per queue. */
 #include "lr_classify.bpf.h"
 
 struct {
@@ -21,13 +23,17 @@ struct {
 SEC("xdp")
 int lr_xdp_rx(struct xdp_md *ctx)
 {
-    void *data = (void *)(long)ctx->data;
-    void *end = (void *)(long)ctx->data_end;
+    const __u8 *data = (const __u8 *)(long)ctx->data;
+    const __u8 *end = (const __u8 *)(long)ctx->data_end;
     __u32 q = ctx->rx_queue_index;
     struct lr_xdp_qstats *st = bpf_map_lookup_elem(&qstats, &q);
     if (st)
         st->received++;
-    if (classify(data, end) != LR_CLASS_OURS) {
+    struct lr_wire_hdrs h;
+    struct lr_wire_sig s;
+    /* Steering needs no checksum: ours and malformed both go to user space, which tells them apart. */
+    if (!lr_wire_walk(data, end, &h) ||
+        (lr_wire_classify_walked(&h, end, 0, 1, 0x10000, 1, &s) == LR_FOREIGN && !lr_match(&h))) {
         if (st)
             st->passed++;
         return XDP_PASS;

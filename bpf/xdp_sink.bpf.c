@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* linerate's counting sink: counts linerate test frames of this run per receive queue and
- * per stream (frames received and the highest sequence) and drops them in the driver, with
- * no user space in the data path. Everything else passes to the kernel. The reduced set:
- * no checksum check, no duplicate/reorder distinction, no latency. */
+/* linerate's counting sink: classifies every frame by the shared rules (lr_wire.h, the same
+ * checks as the user-space receiver, checksum included), counts this run's frames per receive
+ * queue and per stream (frames received and the highest sequence) and drops them in the
+ * driver, with no user space in the data path. Malformed frames (this run's magic and nonce,
+ * failing a check) are counted and dropped; everything else, another run's frames included,
+ * is counted and passed to the kernel. The reduced set: no duplicate or reorder distinction,
+ * no latency. */
 #include "lr_classify.bpf.h"
 
 const volatile __u16 run_nonce = 0;
@@ -22,72 +25,45 @@ struct {
     __type(value, struct lr_sink_stream);
 } sink_streams SEC(".maps");
 
-static __always_inline __u64 be48(const __u8 *p)
-{
-    return (__u64)p[0] << 40 | (__u64)p[1] << 32 | (__u64)p[2] << 24 | (__u64)p[3] << 16 | (__u64)p[4] << 8 | p[5];
-}
-
 SEC("xdp")
 int lr_xdp_sink(struct xdp_md *ctx)
 {
-    void *data = (void *)(long)ctx->data;
-    void *end = (void *)(long)ctx->data_end;
+    const __u8 *data = (const __u8 *)(long)ctx->data;
+    const __u8 *end = (const __u8 *)(long)ctx->data_end;
     __u32 q = ctx->rx_queue_index;
     struct lr_sink_qstats *st = bpf_map_lookup_elem(&sink_q, &q);
     if (!st)
         return XDP_PASS;
     st->frames++;
-    struct lr_hdrs h;
-    if (classify_hdrs(data, end, &h) != LR_CLASS_OURS) {
+    struct lr_wire_hdrs h;
+    struct lr_wire_sig s;
+    const __u32 streams = nstreams < LR_MAX_STREAMS ? nstreams : LR_MAX_STREAMS;
+    switch (lr_wire_classify(data, end, run_nonce, 0, streams, 0, &h, &s)) {
+    case LR_OURS: {
+        __u32 stream = s.stream;
+        struct lr_sink_stream *ss = bpf_map_lookup_elem(&sink_streams, &stream);
+        if (!ss) { /* cannot happen: stream < streams <= LR_MAX_STREAMS */
+            st->malformed++;
+            return XDP_DROP;
+        }
+        ss->received++;
+        if (s.seq + 1 > ss->highest_next)
+            ss->highest_next = s.seq + 1;
+        st->ours++;
+        st->ours_bytes += (__u64)(end - data) + 4;
+        return XDP_DROP;
+    }
+    case LR_MALFORMED:
+        st->malformed++;
+        return XDP_DROP;
+    case LR_STALE:
+        st->stale++;
+        st->foreign++;
+        return XDP_PASS;
+    default:
         st->foreign++;
         return XDP_PASS;
     }
-    __u8 *l4 = (__u8 *)h.ports;
-    __u32 stream;
-    __u64 seq;
-    if (match_tcp) {
-        if (l4 + 20 > (__u8 *)end)
-            goto foreign;
-        if (l4[8] != 0x4c || l4[9] != 0x52 || (l4[10] << 8 | l4[11]) != run_nonce)
-            goto foreign;
-        stream = l4[18] << 8 | l4[19];
-        seq = (__u64)l4[4] << 24 | (__u64)l4[5] << 16 | (__u64)l4[6] << 8 | l4[7];
-    } else {
-        /* Payload: magic, 48-bit sequence, [48-bit timestamp,] nonce, stream id; the UDP
-         * length says whether the timestamp is there (18 payload bytes or more). */
-        __u8 *s = l4 + 8;
-        if (s + 12 > (__u8 *)end)
-            goto foreign;
-        __u32 ulen = l4[4] << 8 | l4[5];
-        __u8 *id = s + 8;
-        if (ulen >= 8 + 18) {
-            if (s + 18 > (__u8 *)end)
-                goto foreign;
-            id = s + 14;
-        }
-        if (s[0] != 0x4c || s[1] != 0x52 || (id[0] << 8 | id[1]) != run_nonce)
-            goto foreign;
-        stream = id[2] << 8 | id[3];
-        seq = be48(s + 2);
-    }
-    if (stream >= nstreams || stream >= LR_MAX_STREAMS) {
-        st->malformed++;
-        return XDP_DROP;
-    }
-    struct lr_sink_stream *ss = bpf_map_lookup_elem(&sink_streams, &stream);
-    if (!ss) {
-        st->malformed++;
-        return XDP_DROP;
-    }
-    ss->received++;
-    if (seq + 1 > ss->highest_next)
-        ss->highest_next = seq + 1;
-    st->ours++;
-    st->ours_bytes += (__u64)(end - data) + 4;
-    return XDP_DROP;
-foreign:
-    st->foreign++;
-    return XDP_PASS;
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -52,6 +52,7 @@ bool run_sink_poller(const XdpSink& sink, const lr_sink_qstats& base, const work
         stats::publish(c.rx_unique, s.ours - base.ours);  // the sink cannot tell duplicates apart
         stats::publish(c.rx_foreign, s.foreign - base.foreign);
         stats::publish(c.rx_malformed, s.malformed - base.malformed);
+        stats::publish(c.rx_stale, s.stale - base.stale);
         stats::publish(c.polls, ++polls);
     };
     while (!w.ctl->stop_rx.load(std::memory_order_relaxed)) {

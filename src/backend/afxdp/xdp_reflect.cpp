@@ -13,15 +13,18 @@
 
 namespace lr::afxdp {
 
-XdpReflector::XdpReflector(const RxMatch& m, const std::string& ifname, unsigned ifindex, XdpMode mode) {
+XdpReflector::XdpReflector(const RxMatch& m, const std::string& ifname, unsigned ifindex, XdpMode mode,
+                           std::optional<uint16_t> nonce) {
     skel_ = lr_xdp_reflect__open();
     if (!skel_) throw EnvError(fmt::format("couldn't open the XDP reflector: {}", std::strerror(errno)));
     apply_match(skel_->rodata, m);
+    skel_->rodata->reflect_nonce = nonce ? uint32_t(*nonce) + 1 : 0;
     if (const int err = lr_xdp_reflect__load(skel_); err != 0) {
         lr_xdp_reflect__destroy(skel_);
         skel_ = nullptr;
         throw EnvError(fmt::format("couldn't load the XDP reflector: {}", std::strerror(-err)));
     }
+    if (ifindex == 0) return;  // loaded, not attached: for tests (bpf_prog_test_run)
     try {
         link_fd_ = attach_xdp_link(bpf_program__fd(skel_->progs.lr_xdp_reflect), ifname, ifindex, mode, mode_);
     } catch (...) {
@@ -47,6 +50,8 @@ lr_xdp_qstats XdpReflector::stats(unsigned queues) const {
     }
     return sum;
 }
+
+int XdpReflector::prog_fd() const { return bpf_program__fd(skel_->progs.lr_xdp_reflect); }
 
 uint32_t XdpReflector::prog_id() const { return prog_id_of(bpf_program__fd(skel_->progs.lr_xdp_reflect)); }
 

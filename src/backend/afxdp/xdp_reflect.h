@@ -2,6 +2,7 @@
 // out of the interface (XDP_TX) with addresses and ports swapped. Attached with a bpf_link.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "backend/afxdp/xdp_prog.h"
@@ -12,7 +13,10 @@ namespace lr::afxdp {
 
 class XdpReflector {
 public:
-    XdpReflector(const RxMatch& m, const std::string& ifname, unsigned ifindex, XdpMode mode);
+    // Reflects frames with a valid signature of any run, or only of run `nonce` when given.
+    // ifindex 0: loaded, not attached (tests run it with bpf_prog_test_run).
+    XdpReflector(const RxMatch& m, const std::string& ifname, unsigned ifindex, XdpMode mode,
+                 std::optional<uint16_t> nonce = std::nullopt);
     ~XdpReflector();
     XdpReflector(const XdpReflector&) = delete;
     XdpReflector& operator=(const XdpReflector&) = delete;
@@ -20,6 +24,7 @@ public:
     // Summed over CPUs and the interface's queues: redirected = reflected.
     lr_xdp_qstats stats(unsigned queues) const;
     uint32_t prog_id() const;
+    int prog_fd() const;
 
 private:
     lr_xdp_reflect* skel_ = nullptr;

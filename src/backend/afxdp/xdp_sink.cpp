@@ -13,7 +13,7 @@
 
 namespace lr::afxdp {
 
-static_assert(sizeof(lr_sink_qstats) == 40 && sizeof(lr_sink_stream) == 16,
+static_assert(sizeof(lr_sink_qstats) == 48 && sizeof(lr_sink_stream) == 16,
               "sink structures are shared with bpf/xdp_sink.bpf.c");
 
 XdpSink::XdpSink(const RxMatch& m, uint16_t nonce, uint32_t streams, const std::string& ifname, unsigned ifindex,
@@ -31,6 +31,7 @@ XdpSink::XdpSink(const RxMatch& m, uint16_t nonce, uint32_t streams, const std::
         skel_ = nullptr;
         throw EnvError(fmt::format("couldn't load the XDP sink: {}", std::strerror(-err)));
     }
+    if (ifindex == 0) return;  // loaded, not attached: for tests (bpf_prog_test_run)
     try {
         link_fd_ = attach_xdp_link(bpf_program__fd(skel_->progs.lr_xdp_sink), ifname, ifindex, mode, mode_);
     } catch (...) {
@@ -45,6 +46,8 @@ XdpSink::~XdpSink() {
     if (skel_) lr_xdp_sink__destroy(skel_);
 }
 
+int XdpSink::prog_fd() const { return bpf_program__fd(skel_->progs.lr_xdp_sink); }
+
 uint32_t XdpSink::prog_id() const { return prog_id_of(bpf_program__fd(skel_->progs.lr_xdp_sink)); }
 
 lr_sink_qstats XdpSink::queue_stats(uint32_t q) const {
@@ -55,6 +58,7 @@ lr_sink_qstats XdpSink::queue_stats(uint32_t q) const {
         sum.ours_bytes += c.ours_bytes;
         sum.foreign += c.foreign;
         sum.malformed += c.malformed;
+        sum.stale += c.stale;
     }
     return sum;
 }

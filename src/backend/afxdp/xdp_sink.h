@@ -13,6 +13,7 @@ namespace lr::afxdp {
 
 class XdpSink {
 public:
+    // ifindex 0: loaded, not attached (tests run it with bpf_prog_test_run).
     XdpSink(const RxMatch& m, uint16_t nonce, uint32_t streams, const std::string& ifname, unsigned ifindex,
             XdpMode mode);
     ~XdpSink();
@@ -20,6 +21,7 @@ public:
     XdpSink& operator=(const XdpSink&) = delete;
     XdpMode attached_mode() const { return mode_; }
     uint32_t prog_id() const;
+    int prog_fd() const;
     lr_sink_qstats queue_stats(uint32_t q) const;  // summed over CPUs
     // Per stream: {frames received, highest sequence + 1}, summed (max) over CPUs.
     std::vector<std::pair<uint64_t, uint64_t>> streams() const;
