@@ -5,14 +5,6 @@
 
 namespace lr::stats {
 
-unsigned LatencyHistogram::bucket_of(uint64_t ns) {
-    if (ns < kSub) return static_cast<unsigned>(ns);
-    const unsigned e = static_cast<unsigned>(std::bit_width(ns)) - 1;  // 2^e <= ns < 2^(e+1)
-    if (e > kMaxExp) return kBuckets - 1;
-    const unsigned sub = static_cast<unsigned>((ns >> (e - kSubBits)) & (kSub - 1));
-    return (e - kSubBits + 1) * kSub + sub;
-}
-
 uint64_t LatencyHistogram::bucket_low(unsigned b) {
     if (b < kSub) return b;
     const unsigned e = b / kSub + kSubBits - 1;
@@ -23,14 +15,6 @@ uint64_t LatencyHistogram::bucket_high(unsigned b) {
     if (b < kSub) return b + 1;
     const unsigned e = b / kSub + kSubBits - 1;
     return bucket_low(b) + (uint64_t(1) << (e - kSubBits));
-}
-
-void LatencyHistogram::add(uint64_t ns) {
-    ++counts_[bucket_of(ns)];
-    ++count_;
-    sum_ += ns;
-    min_ = std::min(min_, ns);
-    max_ = std::max(max_, ns);
 }
 
 void LatencyHistogram::merge(const LatencyHistogram& o) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -18,7 +19,13 @@ public:
     static constexpr unsigned kMaxExp = 40;
     static constexpr unsigned kBuckets = (kMaxExp - kSubBits + 2) * kSub;  // exponents kSubBits..kMaxExp, plus the exact range
 
-    void add(uint64_t ns);
+    void add(uint64_t ns) {  // per received frame: inline
+        ++counts_[bucket_of(ns)];
+        ++count_;
+        sum_ += ns;
+        min_ = ns < min_ ? ns : min_;
+        max_ = ns > max_ ? ns : max_;
+    }
     void merge(const LatencyHistogram& o);
     void reset() { *this = LatencyHistogram{}; }
     uint64_t count() const { return count_; }
@@ -29,7 +36,13 @@ public:
     // clamped to [min, max].
     uint64_t percentile(double q) const;
 
-    static unsigned bucket_of(uint64_t ns);
+    static unsigned bucket_of(uint64_t ns) {
+        if (ns < kSub) return static_cast<unsigned>(ns);
+        const unsigned e = static_cast<unsigned>(std::bit_width(ns)) - 1;  // 2^e <= ns < 2^(e+1)
+        if (e > kMaxExp) return kBuckets - 1;
+        const unsigned sub = static_cast<unsigned>((ns >> (e - kSubBits)) & (kSub - 1));
+        return (e - kSubBits + 1) * kSub + sub;
+    }
     static uint64_t bucket_low(unsigned b);
     static uint64_t bucket_high(unsigned b);  // exclusive
 

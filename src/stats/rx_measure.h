@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "packet/signature.h"
+#include "packet/wire.h"
 #include "stats/counters.h"
 #include "stats/latency.h"
 #include "stats/seq_tracker.h"
@@ -50,18 +51,24 @@ public:
         lat_ = &live_->buf[r & 1];
         live_->done.store(r, std::memory_order_release);
     }
-    void frame(const uint8_t* p, uint32_t len) {
+    // One received frame (without FCS). `csum_verified`: the device already checked its L4
+    // checksum, which is then not summed again. The rules are bpf/lr_wire.h's, inlined here.
+    void frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
         if (!sig_) {  // plain frames: each one counts as a distinct test frame
             ++ours_;
             ++unique_;
             return;
         }
-        const auto r = packet::sig_classify(p, len, nonce_, nstreams_);
-        if (r.cls == packet::FrameClass::ours) on_ours(r);
-        else if (r.cls == packet::FrameClass::malformed) ++malformed_;
-        else {
-            ++foreign_;
-            if (r.stale) ++stale_;
+        lr_wire_hdrs h;
+        lr_wire_sig s;
+        switch (lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s)) {
+            case LR_OURS: on_ours(s); break;
+            case LR_MALFORMED: ++malformed_; break;
+            case LR_STALE:
+                ++foreign_;
+                ++stale_;
+                break;
+            default: ++foreign_; break;
         }
     }
     uint64_t unique() const { return unique_; }
@@ -70,7 +77,32 @@ public:
 
 private:
     static constexpr uint64_t kTsMask = (uint64_t(1) << 48) - 1;
-    void on_ours(const packet::SigInfo& r);
+    void on_ours(const lr_wire_sig& r) {
+        ++ours_;
+        auto& st = out_->streams[r.stream];
+        const uint64_t s = st.seq.extend(r.seq, r.seq_bits);
+        const auto& c = st.seq.counts();
+        const uint64_t next = c.any ? c.highest + 1 : 0;  // the sequence expected in order
+        switch (st.seq.add(s)) {
+            case SeqTracker::Arrival::in_order:
+                ++unique_;
+                gaps_ += s - next;  // sequences skipped (0 when in order)
+                break;
+            case SeqTracker::Arrival::reordered:
+                ++unique_, ++reordered_;
+                if (gaps_) --gaps_;  // it fills a gap counted earlier
+                break;
+            case SeqTracker::Arrival::duplicate: ++dup_; break;
+            case SeqTracker::Arrival::late: ++late_; break;
+        }
+        if (r.has_ts) {
+            const uint64_t lat = (now48_ - r.ts) & kTsMask;
+            if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
+                lat_->add(lat);
+                st.jitter.add(r.ts, r.ts + lat);
+            }
+        }
+    }
 
     bool sig_;
     uint16_t nonce_;

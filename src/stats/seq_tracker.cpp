@@ -2,7 +2,7 @@
 
 namespace lr::stats {
 
-uint64_t SeqTracker::extend(uint64_t wire, unsigned bits) const {
+uint64_t SeqTracker::extend_slow(uint64_t wire, unsigned bits) const {
     const uint64_t mod = bits >= 64 ? 0 : (uint64_t(1) << bits);
     if (!mod) return wire;
     wire &= mod - 1;
@@ -30,7 +30,7 @@ void SeqTracker::clear_range(uint64_t from, uint64_t to) {
     }
 }
 
-SeqTracker::Arrival SeqTracker::add(uint64_t s) {
+SeqTracker::Arrival SeqTracker::add_slow(uint64_t s) {
     if (!c_.any) {
         c_.any = true;
         c_.highest = s;

@@ -22,10 +22,25 @@ public:
     };
 
     // Extends a `bits`-wide wire sequence to 64 bits around the highest seen so far.
-    uint64_t extend(uint64_t wire, unsigned bits) const;
+    uint64_t extend(uint64_t wire, unsigned bits) const {
+        // The common case, the next sequence, without the general arithmetic.
+        const uint64_t next = c_.highest + 1;
+        if (c_.any && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) return next;
+        return extend_slow(wire, bits);
+    }
     enum class Arrival : uint8_t { in_order, reordered, duplicate, late };
     // Records one arrival of (64-bit) sequence `s` and says what it was.
-    Arrival add(uint64_t s);
+    Arrival add(uint64_t s) {
+        if (c_.any && s == c_.highest + 1) {
+            // In order, the common case. Bits above the highest are never read, so stale ones
+            // from a lap of the ring ago need no clearing here: a jump clears what it passes.
+            mark(s);
+            c_.highest = s;
+            ++c_.received;
+            return Arrival::in_order;
+        }
+        return add_slow(s);
+    }
     const Counts& counts() const { return c_; }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.
@@ -35,6 +50,8 @@ private:
     bool seen(uint64_t s) const { return bits_[(s / 64) % kWords] >> (s % 64) & 1; }
     void mark(uint64_t s) { bits_[(s / 64) % kWords] |= uint64_t(1) << (s % 64); }
     void clear_range(uint64_t from, uint64_t to);  // [from, to)
+    uint64_t extend_slow(uint64_t wire, unsigned bits) const;
+    Arrival add_slow(uint64_t s);
 
     static constexpr uint64_t kWords = kWindow / 64 * 2;  // ring of bits, twice the window
     Counts c_;

@@ -43,7 +43,7 @@ bool rr_engine(Tx& tx, Rx& rx, const WorkerConfig& w) {
             uint64_t b = 0;
             for (uint32_t i = 0; i < n; ++i) {
                 b += rx.wire_bytes(i);
-                meas.frame(rx.data(i), rx.len(i));
+                meas.frame(rx.data(i), rx.len(i), rx.csum_verified(i));
             }
             rx.release();
             rpkts += n;
