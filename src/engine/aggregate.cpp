@@ -64,6 +64,55 @@ std::vector<result::StreamResult> merge_streams(const std::vector<TxStreams>& tx
     return used;
 }
 
+namespace {
+
+// Requested against offered, how the departures and arrivals were spaced, and whether the
+// senders kept up.
+void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::vector<TxStreams>& tx,
+                 const std::vector<const stats::RxResult*>& rx) {
+    auto& rr = r.rate;
+    rr.requested = spec.rate.str();
+    rr.requested_pps = spec.rate_pps;
+    rr.line_rate_bps = spec.line_rate_bps;
+    rr.pattern = spec.pattern.str();
+    rr.skipped = r.tx.skipped;
+    rr.behind_s = r.tx.behind_ns * 1e-9;
+    stats::GapStats dep, arr;
+    double offered = 0;
+    bool per_queue = true;  // every sending queue has a paced departure record
+    for (const auto& t : tx) {
+        if (!t.departures) continue;
+        dep.merge(*t.departures);
+        const double q = t.departures->rate_pps();
+        per_queue = per_queue && q > 0;
+        offered += q;
+    }
+    for (const auto* x : rx) arr.merge(x->arrivals);
+    rr.departures = result::summarize(dep);
+    rr.arrivals = result::summarize(arr);
+    // Paced: the queues' own departure rates, free of start and stop effects; otherwise what
+    // the devices took over the TX phase.
+    rr.offered_pps = spec.rate_pps > 0 && per_queue && offered > 0 ? offered
+                     : r.tx_seconds > 0                             ? r.tx.packets / r.tx_seconds
+                                                                    : 0;
+    if (spec.rate_pps <= 0) return;
+    rr.error_pct = 100.0 * (rr.offered_pps - spec.rate_pps) / spec.rate_pps;
+    rr.planned_s = spec.count ? static_cast<double>(*spec.count) / spec.rate_pps : spec.duration_s;
+    if (rr.planned_s > 0 && r.tx_seconds > 0) rr.stretch_pct = 100.0 * (r.tx_seconds / rr.planned_s - 1);
+    if (rr.offered_pps < 0.99 * spec.rate_pps) {
+        r.generator_limited = true;
+        r.notes.push_back(fmt::format("generator-limited: asked {}, offered {} ({:.1f} % short)",
+                                      spec::format_pps(spec.rate_pps), spec::format_pps(rr.offered_pps),
+                                      -rr.error_pct));
+    }
+    if (rr.skipped)
+        r.notes.push_back(fmt::format("the senders fell behind their schedule for {:.3f} s and gave up {} departure "
+                                      "slots rather than send them late",
+                                      rr.behind_s, rr.skipped));
+}
+
+}  // namespace
+
 void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin,
                const std::vector<TxStreams>& tx, const std::vector<const stats::RxResult*>& rx, bool ended_early) {
     stats::check_invariants(r.ids, fin, r.loopback, r.violations);
@@ -110,14 +159,7 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
         }
     if (r_last > r_first) r.rx_seconds = (r_last - r_first) * 1e-9;
     if (spec.outstanding && r.tx_seconds > 0) r.transactions_per_s = r.rx.unique / r.tx_seconds;
-    if (spec.rate_pps > 0 && spec.tx_enabled() && r.tx_seconds > 0) {
-        const double achieved = r.tx.packets / r.tx_seconds;
-        if (achieved < 0.99 * spec.rate_pps) {
-            r.generator_limited = true;
-            r.notes.push_back(fmt::format("generator-limited: achieved {:.0f} pps of the {:.0f} pps requested",
-                                          achieved, spec.rate_pps));
-        }
-    }
+    if (spec.tx_enabled()) rate_result(r, spec, tx, rx);
     // Loss counts distinct test frames: foreign and malformed frames, duplicates and late
     // arrivals never make up for a lost one.
     if (r.loopback && r.rx.unique <= r.tx.packets) r.lost = r.tx.packets - r.rx.unique;

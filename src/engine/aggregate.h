@@ -11,10 +11,12 @@
 
 namespace lr::engine {
 
-// What one sending queue reports per flow slot: the flows' stream ids and the frames sent.
+// What one sending queue reports per flow slot: the flows' stream ids and the frames sent;
+// and the gaps between its departures.
 struct TxStreams {
     const std::vector<uint16_t>* streams = nullptr;
     const std::vector<uint64_t>* sent = nullptr;  // same order; empty when not handed over
+    const stats::GapStats* departures = nullptr;
 };
 
 // Per-stream totals from the senders' and the receivers' per-stream results. With the sender

@@ -53,6 +53,11 @@ private:
     void emit_interval(const stats::Snapshot& cur, bool final = false) {
         auto row = stats::interval(res_.ids, last_, cur, res_.violations);
         latency_.take(row, final);
+        // The senders fell short over a whole interval of the TX phase (the first, which holds
+        // the start, excepted).
+        row.requested_pps = spec_.rate_pps;
+        row.generator_limited = spec_.rate_pps > 0 && !final && last_.t > 0 && tx_end_ < 0 &&
+                                row.tx.pps() < 0.99 * spec_.rate_pps;
         if (row.latency_live) max_latency_s_ = std::max(max_latency_s_, row.lat_max * 1e-9);
         res_.intervals.push_back(row);
         sink_.interval(row);
@@ -198,7 +203,8 @@ result::TrialResult Trial::run(unsigned index) {
     std::vector<TxStreams> tx;
     std::vector<const stats::RxResult*> rx;
     for (size_t i = 0; i < workers.size(); ++i)
-        if (slots_.tx_slot[i] >= 0) tx.push_back({&workers[i].tx.streams, workers[i].tx.sent_per_stream});
+        if (slots_.tx_slot[i] >= 0)
+            tx.push_back({&workers[i].tx.streams, workers[i].tx.sent_per_stream, workers[i].tx.departures});
     for (size_t i = 0; i < n_; ++i)
         if (res_.ids[i].dir == Dir::rx) rx.push_back(&out_.rx_results[i]);
     aggregate(res_, spec_, fin, tx, rx, aborted_ || res_.interrupted);

@@ -63,7 +63,7 @@ CounterSlots plan_counters(const backend::SessionLayout& layout) {
 }
 
 TrialOutputs::TrialOutputs(size_t slots)
-    : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots) {}
+    : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots), departures(slots) {}
 
 std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const backend::SessionLayout& layout,
                                                const CounterSlots& slots, TrialOutputs& out,
@@ -103,9 +103,16 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
                     if (sign) packet::sig_init(t.templates.back(), layout_sig, spec.nonce, static_cast<uint16_t>(f));
                 }
                 if (spec.count) t.count = *spec.count / ntxq + (txi < *spec.count % ntxq ? 1 : 0);
-                t.rate_pps = spec.rate_pps / ntxq;
+                t.pacing.pps = spec.rate_pps / ntxq;
+                t.pacing.kind = spec.pattern.kind == spec::Pattern::Kind::burst     ? worker::PacingPlan::Kind::burst
+                                : spec.pattern.kind == spec::Pattern::Kind::poisson ? worker::PacingPlan::Kind::poisson
+                                                                                    : worker::PacingPlan::Kind::cbr;
+                t.pacing.burst = spec.pattern.burst;
+                t.pacing.seed = spec.seed + txi;  // each queue its own sequence, reproducible
+                t.pacing.max_burst = t.burst;
             }
             t.sent_per_stream = &out.tx_sent[static_cast<size_t>(slots.tx_slot[i])];
+            t.departures = &out.departures[static_cast<size_t>(slots.tx_slot[i])];
             w.tx_counters = &out.counters[static_cast<size_t>(slots.tx_slot[i])];
             ++txi;
         }

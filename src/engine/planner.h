@@ -33,6 +33,7 @@ struct TrialOutputs {
     std::unique_ptr<stats::QueueCounters[]> counters;  // one per counter slot
     std::vector<std::vector<uint64_t>> tx_sent;        // per counter slot (TX slots): sent per flow
     std::vector<stats::RxResult> rx_results;           // per counter slot (RX slots)
+    std::vector<stats::GapStats> departures;           // per counter slot (TX slots)
     explicit TrialOutputs(size_t slots);
 };
 

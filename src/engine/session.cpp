@@ -1,5 +1,6 @@
 #include "engine/session.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <thread>
@@ -31,13 +32,27 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     if (t.frame_size > spec_.session_max_frame())
         throw UsageError(fmt::format("a {}-byte frame is larger than this session was opened for ({} bytes)",
                                      t.frame_size, spec_.session_max_frame()));
-    const spec::RunSpec s = spec_.with_trial(t);
+    spec::RunSpec s = spec_.with_trial(t);
     s.validate();
+    s.line_rate_bps = line_rate_bps();
+    s.rate_pps = rate_pps(t);
     sink.trial_started({trials_, planned, &s});
     auto r = engine::run_trial(*be_, s, layout_, slots_, trials_, sink);
     ++trials_;
     sink.trial_finished(r);
     return r;
+}
+
+double Session::line_rate_bps() const {
+    if (spec_.line_rate_bps > 0) return spec_.line_rate_bps;
+    double bps = 0;
+    for (const auto& pq : spec_.tx) {
+        const auto it = std::find_if(be_->ports().begin(), be_->ports().end(),
+                                     [&](const backend::PortInfo& p) { return p.name == pq.port; });
+        if (it == be_->ports().end() || it->link_speed_mbps == 0) return 0;
+        bps += it->link_speed_mbps * 1e6;
+    }
+    return bps;
 }
 
 nlohmann::json Session::environment() const {

@@ -33,6 +33,12 @@ public:
     unsigned trials_run() const { return trials_; }
 
     const spec::RunSpec& spec() const { return spec_; }
+    // The links' L1 bit rate in all: --line-rate, else the sum of the sending ports' link
+    // speeds when each reports one; 0 when unknown.
+    double line_rate_bps() const;
+    // `t`'s rate in packets/s for its frame size (0: as fast as possible). Throws UsageError
+    // for a percentage without a known line rate, or a rate above it.
+    double rate_pps(const spec::TrialSpec& t) const { return spec::to_pps(t.rate, t.frame_size, line_rate_bps()); }
     const std::vector<backend::PortInfo>& ports() const { return be_->ports(); }
     // Host, linerate and backend facts for the report's "environment".
     nlohmann::json environment() const;

@@ -1,11 +1,34 @@
 #include "report/console.h"
 
+#include "spec/rate.h"
 #include "stats/tsc_clock.h"
 
 #include <algorithm>
 #include <fmt/format.h>
 
 namespace lr::report {
+
+namespace {
+
+std::string gap_line(const result::GapSummary& g) {
+    return fmt::format("mean {:.3f} us, stddev {:.3f} us, p50 {:.3f}, p99 {:.3f}, max {:.3f} us ({:.1f} % in bursts)",
+                       g.mean_ns / 1e3, g.stddev_ns / 1e3, g.p50_ns / 1e3, g.p99_ns / 1e3, g.max_ns / 1e3,
+                       100.0 * g.zero_fraction);
+}
+
+void print_rate(std::FILE* out, const result::RateResult& r, unsigned size) {
+    if (r.requested_pps > 0)
+        fmt::print(out, "Rate: asked {} ({}), offered {} ({:+.3f} %), {} pattern\n", r.requested,
+                   spec::describe_rate(r.requested_pps, size, r.line_rate_bps), spec::format_pps(r.offered_pps),
+                   r.error_pct, r.pattern);
+    else
+        fmt::print(out, "Rate: as fast as possible, offered {}\n",
+                   spec::describe_rate(r.offered_pps, size, r.line_rate_bps));
+    if (r.departures.measured) fmt::print(out, "Departure gaps (sender): {}\n", gap_line(r.departures));
+    if (r.arrivals.measured) fmt::print(out, "Arrival gaps (receiver, per receive burst): {}\n", gap_line(r.arrivals));
+}
+
+}  // namespace
 
 void print_header(std::FILE* out, bool latency) {
     fmt::print(out, "{:>8} | {:>9} {:>8} {:>8} | {:>9} {:>8} {:>8} | {:>9} {:>9} {:>9}", "time", "TX Mpps",
@@ -23,6 +46,9 @@ void print_interval(std::FILE* out, const stats::IntervalRow& row) {
         fmt::print(out, " | {:>9.3f} {:>9.3f}", row.lat_p50 / 1e3, row.lat_p99 / 1e3);
     else if (row.latency_live)
         fmt::print(out, " | {:>9} {:>9}", "-", "-");
+    if (row.generator_limited)
+        fmt::print(out, "  generator-limited: asked {}, offered {}", spec::format_pps(row.requested_pps),
+                   spec::format_pps(row.tx.pps()));
     fmt::print(out, "\n");
     std::fflush(out);
 }
@@ -43,6 +69,7 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::Tria
         fmt::print(out, "TX total: {} packets, {} bytes in {:.3f}s = {:.3f} Mpps, {:.3f} Gb/s L1, {:.3f} Gb/s L2\n",
                    r.tx.packets, r.tx.bytes, secs, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
     }
+    if (spec.tx_enabled()) print_rate(out, r.rate, spec.frame.frame_size);
     if (spec.rx_enabled()) {
         stats::Rates t{r.rx.packets, r.rx.bytes, r.rx_seconds};
         fmt::print(out,

@@ -17,6 +17,28 @@ nlohmann::json rates(const stats::Rates& r) {
             {"pps", r.pps()},       {"l1_bps", r.l1_bps()},       {"l2_bps", r.l2_bps()}};
 }
 
+nlohmann::json gaps(const result::GapSummary& g) {
+    if (!g.measured) return nullptr;
+    return {{"gaps", g.gaps},         {"mean_ns", g.mean_ns}, {"stddev_ns", g.stddev_ns},        {"p50_ns", g.p50_ns},
+            {"p90_ns", g.p90_ns},     {"p99_ns", g.p99_ns},   {"max_ns", g.max_ns}, {"zero_fraction", g.zero_fraction}};
+}
+
+nlohmann::json rate(const result::RateResult& r) {
+    auto opt = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    return {{"requested", r.requested},
+            {"requested_pps", opt(r.requested_pps)},
+            {"offered_pps", r.offered_pps},
+            {"error_pct", r.requested_pps > 0 ? nlohmann::json(r.error_pct) : nlohmann::json(nullptr)},
+            {"line_rate_bps", opt(r.line_rate_bps)},
+            {"pattern", r.pattern},
+            {"planned_s", opt(r.planned_s)},
+            {"stretch_pct", r.requested_pps > 0 ? nlohmann::json(r.stretch_pct) : nlohmann::json(nullptr)},
+            {"skipped_slots", r.skipped},
+            {"behind_s", r.behind_s},
+            {"departures", gaps(r.departures)},
+            {"arrivals", gaps(r.arrivals)}};
+}
+
 nlohmann::json latency(const result::LatencySummary& l) {
     if (!l.count) return nullptr;
     return {{"count", l.count}, {"min_ns", l.min},   {"mean_ns", l.mean}, {"p50_ns", l.p50},
@@ -37,7 +59,8 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                              {"drops", row.drops},
                              {"backpressure", row.backpressure},
                              {"rx_ours", row.rx_ours},
-                             {"seq_gaps", row.seq_gaps}});
+                             {"seq_gaps", row.seq_gaps},
+                             {"generator_limited", row.generator_limited}});
         // Latency of the frames measured in this interval (ns); null when not measured live.
         intervals.back()["latency"] =
             row.latency_live ? nlohmann::json{{"count", row.lat_count},
@@ -155,7 +178,8 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
         {"tx_no_buffer", r.tx.no_buffer},
         {"tx_unsent", r.tx.unsent},
         {"loopback", r.loopback},
-        {"offered_pps", r.trial.rate_pps > 0 ? nlohmann::json(r.trial.rate_pps) : nlohmann::json(nullptr)},
+        {"requested_pps", r.rate.requested_pps > 0 ? nlohmann::json(r.rate.requested_pps) : nlohmann::json(nullptr)},
+        {"offered_pps", r.rate.offered_pps},
         {"generator_limited", r.generator_limited},
         {"lost", r.loopback ? nlohmann::json(r.lost) : nlohmann::json(nullptr)},
         {"tx_seconds", r.tx_seconds},
@@ -163,6 +187,7 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
         {"drain_seconds", r.drain_seconds},
         {"total_seconds", r.total_seconds},
     };
+    j["rate"] = rate(r.rate);
     j["violations"] = r.violations;
     j["notes"] = r.notes;
     j["verdict"] = {{"result", result::verdict_str(r.verdict)}, {"reason", r.verdict_reason}};

@@ -25,4 +25,19 @@ LatencySummary summarize(const stats::LatencyHistogram& h) {
     return l;
 }
 
+GapSummary summarize(const stats::GapStats& g) {
+    GapSummary s;
+    s.measured = g.gaps() > 0;
+    if (!s.measured) return s;
+    s.gaps = g.gaps();
+    s.mean_ns = g.mean_ns();
+    s.stddev_ns = g.stddev_ns();
+    s.p50_ns = g.percentile_ns(0.5);
+    s.p90_ns = g.percentile_ns(0.9);
+    s.p99_ns = g.percentile_ns(0.99);
+    s.max_ns = g.max_ns();
+    s.zero_fraction = g.zero_fraction();
+    return s;
+}
+
 }  // namespace lr::result

@@ -7,6 +7,7 @@
 
 #include "packet/signature.h"
 #include "spec/run_spec.h"
+#include "stats/gaps.h"
 #include "stats/latency.h"
 #include "stats/snapshot.h"
 
@@ -39,6 +40,31 @@ struct StreamResult {
     double jitter_ns = 0;   // RFC 3550
 };
 
+// Gaps between departures (sender) or arrivals (receiver), from one clock read per burst.
+struct GapSummary {
+    bool measured = false;
+    uint64_t gaps = 0;
+    double mean_ns = 0, stddev_ns = 0;
+    uint64_t p50_ns = 0, p90_ns = 0, p99_ns = 0, max_ns = 0;
+    double zero_fraction = 0;  // gaps of 0: frames handed over (or found) in the same burst
+};
+GapSummary summarize(const stats::GapStats& g);
+
+// What was asked of the senders and what they did.
+struct RateResult {
+    std::string requested;      // as given: "10 Mpps", "100 % of line rate", "max"
+    double requested_pps = 0;   // 0: as fast as possible
+    double offered_pps = 0;     // what the senders handed to the devices
+    double error_pct = 0;       // (offered - requested) / requested; 0 when unpaced
+    double line_rate_bps = 0;   // the links' L1 rate (0: unknown)
+    double planned_s = 0;       // how long the TX phase should have taken
+    double stretch_pct = 0;     // how much longer it took
+    uint64_t skipped = 0;       // departure slots given up: the senders were too far behind
+    double behind_s = 0;        // the time those slots spanned
+    std::string pattern;        // cbr, burst:N, poisson
+    GapSummary departures, arrivals;
+};
+
 struct TrialResult {
     unsigned index = 0;      // 0-based, within the session
     spec::TrialSpec trial;   // what this trial was asked to do
@@ -53,6 +79,7 @@ struct TrialResult {
     double drain_seconds = 0;
     bool loopback = false;           // TX and RX ports both in this process
     bool generator_limited = false;  // a rate was asked and TX achieved less than 99 % of it
+    RateResult rate;
     bool round_trip = false;         // a port both sends and receives: frames come back (reflector)
     bool interrupted = false;        // a signal ended it early
     uint64_t timeouts = 0;           // request/response: requests never answered

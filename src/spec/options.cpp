@@ -240,12 +240,35 @@ std::vector<OptionDef> make_table() {
                  .help = "Packets to send in total (k/M/G suffixes); RX-only: packets to await",
                  .apply = [](Draft& d, const Values& v) { d.spec.count = parse_count(one(v), "--count"); },
                  .show = [](const RunSpec& s, J& j) { j["count"] = opt(s.count); }});
-    t.push_back({.name = "rate", .group = "Run", .value_name = "PPS",
-                 .help = "Total TX rate in packets/s over all queues (k/M/G suffixes); default: as fast as possible",
+    t.push_back({.name = "rate", .group = "Run", .value_name = "RATE",
+                 .help = "Total TX rate over all queues: packets/s (10Mpps, 250kpps, 1000), bits/s at L1 (9.5Gbps: "
+                         "preamble, SFD and inter-frame gap included, as RFC 2544 counts) or L2 (9.5Gbps-l2), a "
+                         "percentage of the line rate (100%), or max",
+                 .default_text = "max",
+                 .apply = [](Draft& d, const Values& v) { d.spec.rate = parse_rate(one(v), "--rate"); },
+                 .show = [](const RunSpec& s, J& j) {
+                     j["rate"] = s.rate.str();
+                     j["rate_pps"] = s.rate_pps > 0 ? J(s.rate_pps) : J(nullptr);
+                 }});
+    t.push_back({.name = "line-rate", .group = "Run", .value_name = "BPS",
+                 .help = "The links' L1 bit rate (10G, 25Gbps), for rates in % and reports in % of line rate when the "
+                         "ports report no speed (veth, net_null, net_ring); it overrides the ports' own",
                  .apply = [](Draft& d, const Values& v) {
-                     d.spec.rate_pps = static_cast<double>(parse_count(one(v), "--rate"));
+                     d.spec.line_rate_bps = parse_bits_per_second(one(v), "--line-rate");
                  },
-                 .show = [](const RunSpec& s, J& j) { j["rate_pps"] = s.rate_pps > 0 ? J(s.rate_pps) : J(nullptr); }});
+                 .show = [](const RunSpec& s, J& j) {
+                     j["line_rate_bps"] = s.line_rate_bps > 0 ? J(s.line_rate_bps) : J(nullptr);
+                 }});
+    t.push_back({.name = "pattern", .group = "Run", .value_name = "PATTERN",
+                 .help = "How departures are spaced at a --rate: cbr (constant), burst:N (N back-to-back frames, then "
+                         "the gap that keeps the average) or poisson (exponential gaps, from --seed)",
+                 .default_text = "cbr",
+                 .apply = [](Draft& d, const Values& v) { d.spec.pattern = parse_pattern(one(v), "--pattern"); },
+                 .show = [](const RunSpec& s, J& j) { j["pattern"] = s.pattern.str(); }});
+    t.push_back({.name = "seed", .group = "Run", .value_name = "N",
+                 .help = "Seed of the poisson pattern: the same seed gives the same departures", .default_text = "1",
+                 .apply = [](Draft& d, const Values& v) { d.spec.seed = parse_uint(one(v), "--seed", 0, UINT64_MAX); },
+                 .show = [](const RunSpec& s, J& j) { j["seed"] = s.seed; }});
     t.push_back({.name = "duration", .group = "Run", .value_name = "TIME",
                  .help = "Run time (e.g. 10s, 500ms); with --count and a TX port the count bounds the run",
                  .default_text = "10s (reflect: 60s)", .commands = kBoth,

@@ -28,11 +28,29 @@ void check_unique(const std::vector<PortQueues>& v, const char* opt) {
 uint32_t RunSpec::tx_queue_total() const { return sum_queues(tx); }
 uint32_t RunSpec::rx_queue_total() const { return sum_queues(rx); }
 
+std::string Pattern::str() const {
+    switch (kind) {
+        case Kind::cbr: return "cbr";
+        case Kind::burst: return fmt::format("burst:{}", burst);
+        case Kind::poisson: return "poisson";
+    }
+    return "?";
+}
+
+Pattern parse_pattern(std::string_view s, std::string_view what) {
+    if (s == "cbr") return {};
+    if (s == "poisson") return {Pattern::Kind::poisson, 1};
+    if (s.rfind("burst:", 0) == 0)
+        return {Pattern::Kind::burst, static_cast<uint32_t>(parse_uint(s.substr(6), what, 1, 1u << 20))};
+    throw UsageError(fmt::format("invalid {} \"{}\": expected cbr, burst:N or poisson", what, s));
+}
+
 RunSpec RunSpec::with_trial(const TrialSpec& t) const {
     RunSpec s = *this;
     s.frame.frame_size = t.frame_size;
     s.count = t.count;
-    s.rate_pps = t.rate_pps;
+    s.rate = t.rate;
+    s.rate_pps = 0;  // resolved by the session for the trial's frame size
     s.duration_s = t.duration_s;
     return s;
 }
@@ -118,6 +136,8 @@ void RunSpec::validate() const {
         throw UsageError(fmt::format("invalid --max-loss \"{}\": must be a percentage between 0 and 100",
                                      *max_loss_pct));
     if (trials < 1) throw UsageError("--trials must be at least 1");
+    if (pattern.kind != Pattern::Kind::cbr && !rate.limited())
+        throw UsageError(fmt::format("--pattern {} spaces departures at a --rate: give one", pattern.str()));
     if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
 }
 

@@ -14,6 +14,7 @@
 #include "packet/signature.h"
 #include "spec/choices.h"
 #include "spec/parse.h"
+#include "spec/rate.h"
 
 namespace lr::spec {
 
@@ -37,11 +38,21 @@ struct AfxdpSettings {
     RxMode rx_mode = RxMode::socket;  // socket (user space) or xdp (counting sink in the driver)
 };
 
+// How departures are spaced: constant bit rate, bursts of N back-to-back frames with the
+// gap that keeps the average, or exponential inter-departure times (seeded).
+struct Pattern {
+    enum class Kind { cbr, burst, poisson };
+    Kind kind = Kind::cbr;
+    uint32_t burst = 1;  // frames per burst (Kind::burst)
+    std::string str() const;
+};
+Pattern parse_pattern(std::string_view s, std::string_view what);
+
 // What one trial sends. Everything else is fixed for the session.
 struct TrialSpec {
     unsigned frame_size = 64;        // incl. FCS
     std::optional<uint64_t> count;   // total packets to send (TX) or to await (RX-only)
-    double rate_pps = 0;             // total TX rate over all queues; 0 = as fast as possible
+    RateSpec rate;                   // total TX rate over all queues; max = as fast as possible
     double duration_s = 10.0;        // TX time limit; the whole trial's limit when RX-only
 };
 
@@ -61,7 +72,11 @@ struct RunSpec {
     unsigned vary = flow::vary_src_ip | flow::vary_src_port;
 
     std::optional<uint64_t> count;  // total packets to send (TX) or to await (RX-only)
-    double rate_pps = 0;            // total TX rate over all queues; 0 = as fast as possible
+    RateSpec rate;                  // total TX rate over all queues, as given
+    double rate_pps = 0;            // `rate` in packets/s for this trial's frames (the session sets it); 0 = max
+    double line_rate_bps = 0;       // --line-rate: the links' L1 rate when the ports report none; 0 = theirs
+    Pattern pattern;
+    uint64_t seed = 1;              // of the poisson pattern's random departures
     bool reflect = false;           // `linerate reflect` in user space: each --rx frame goes back out
     uint32_t outstanding = 0;       // request/response: at most this many unanswered requests per queue
     double response_timeout_s = 0.1;  // request/response: a request unanswered this long is lost
@@ -108,7 +123,7 @@ struct RunSpec {
     bool paired() const { return reflect || outstanding > 0; }
 
     // The first (for `run`, the only) trial.
-    TrialSpec trial() const { return {frame.frame_size, count, rate_pps, duration_s}; }
+    TrialSpec trial() const { return {frame.frame_size, count, rate, duration_s}; }
     // This spec with the trial's values in place (frame size, count, rate, duration).
     RunSpec with_trial(const TrialSpec& t) const;
 

@@ -19,6 +19,8 @@ struct alignas(64) QueueCounters {
     std::atomic<uint64_t> unsent{0};        // TX: built but never accepted when the worker stopped
     std::atomic<uint64_t> tx_errors{0};     // TX: transient send errors (AF_XDP kick: ENOBUFS, EAGAIN...)
     std::atomic<uint64_t> timeouts{0};      // TX, request/response mode: requests never answered
+    std::atomic<uint64_t> tx_skipped{0};    // TX, paced: departure slots given up, the worker being too far behind
+    std::atomic<uint64_t> tx_behind_ns{0};  // TX, paced: the time those slots spanned
     std::atomic<uint64_t> start_ns{0};      // steady clock when the loop started
     std::atomic<uint64_t> end_ns{0};        // steady clock when the loop returned
     std::atomic<uint64_t> first_pkt_ns{0};  // RX: steady clock of the first/last non-empty

@@ -26,6 +26,16 @@ public:
         min_ = ns < min_ ? ns : min_;
         max_ = ns > max_ ? ns : max_;
     }
+    // `times` values of `ns` at once.
+    void add(uint64_t ns, uint64_t times) {
+        counts_[bucket_of(ns)] += times;
+        count_ += times;
+        sum_ += ns * times;
+        min_ = ns < min_ ? ns : min_;
+        max_ = ns > max_ ? ns : max_;
+    }
+    // Values that fell in the bucket of `ns` (exact below 128 ns).
+    uint64_t count_of(uint64_t ns) const { return counts_[bucket_of(ns)]; }
     void merge(const LatencyHistogram& o);
     void reset() { *this = LatencyHistogram{}; }
     uint64_t count() const { return count_; }

@@ -10,6 +10,7 @@
 #include "packet/signature.h"
 #include "packet/wire.h"
 #include "stats/counters.h"
+#include "stats/gaps.h"
 #include "stats/latency.h"
 #include "stats/seq_tracker.h"
 
@@ -30,6 +31,8 @@ struct RxResult {
     std::unique_ptr<LatencyExchange> live;
     // XDP counting sink instead of user-space tracking: per stream {frames, highest seq + 1}.
     std::vector<std::pair<uint64_t, uint64_t>> sink;
+    // Gaps between the receive bursts (every frame the queue received).
+    GapStats arrivals;
 };
 
 class RxMeasure {

@@ -15,6 +15,8 @@ QueueSample read(const QueueCounters& c) {
     s.unsent = c.unsent.load(r);
     s.tx_errors = c.tx_errors.load(r);
     s.timeouts = c.timeouts.load(r);
+    s.tx_skipped = c.tx_skipped.load(r);
+    s.tx_behind_ns = c.tx_behind_ns.load(r);
     s.start_ns = c.start_ns.load(r);
     s.end_ns = c.end_ns.load(r);
     s.rx_ours = c.rx_ours.load(r);
@@ -42,6 +44,8 @@ Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d) {
         t.backpressure += q.backpressure;
         t.no_buffer += q.no_buffer;
         t.unsent += q.unsent;
+        t.skipped += q.tx_skipped;
+        t.behind_ns += q.tx_behind_ns;
         t.ours += q.rx_ours;
         t.unique += q.rx_unique;
         t.foreign += q.rx_foreign;

@@ -21,6 +21,7 @@ struct QueueId {
 
 struct QueueSample {
     uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0, tx_errors = 0, timeouts = 0;
+    uint64_t tx_skipped = 0, tx_behind_ns = 0;
     uint64_t start_ns = 0, end_ns = 0, first_pkt_ns = 0, last_pkt_ns = 0;
     uint64_t rx_ours = 0, rx_unique = 0, rx_foreign = 0, rx_stale = 0, rx_malformed = 0;
     uint64_t rx_dup = 0, rx_reordered = 0, rx_late = 0, rx_gaps = 0;
@@ -64,7 +65,7 @@ struct Rates {
 };
 
 struct Totals {
-    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, unsent = 0;
+    uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, unsent = 0, skipped = 0, behind_ns = 0;
     uint64_t ours = 0, unique = 0, foreign = 0, stale = 0, malformed = 0, dup = 0, reordered = 0, late = 0;
 };
 
@@ -79,6 +80,10 @@ struct IntervalRow {
     uint64_t backpressure = 0;  // TX partial bursts, delta
     uint64_t rx_ours = 0;       // test frames of this run received, delta
     uint64_t seq_gaps = 0;      // receivers' open sequence gaps at the end of the interval (running loss)
+    // The rate asked of the senders in packets/s (0: as fast as possible), and whether they fell
+    // short of it over this whole interval (less than 99 %: generator-limited).
+    double requested_pps = 0;
+    bool generator_limited = false;
     // Live latency (signed runs with timestamps): frames whose latency was measured in this
     // interval, and their percentiles in ns. `latency_live` is false when not measured.
     bool latency_live = false;

@@ -1,31 +1,107 @@
-// TX pacing: the single place where a worker's sending rate is limited. Constant bit rate
-// per queue, checked once per burst against the steady clock; no sleeping (the worker owns
-// its core), no clock reads when unlimited.
+// TX pacing: the single place where a worker's sending rate is limited. It keeps a schedule
+// of departure times (constant rate, bursts, or Poisson), on the worker's TSC clock, and says
+// how many frames are due now: per packet, so at low rates frames leave at their own due
+// times, not a burst at a time.
+//
+// It never catches up: a worker that fell further behind than the tolerance (a burst's worth
+// of time, at least 100 us) skips the slots it missed, counting them and the time lost, so the
+// rate offered never exceeds the one asked for, not even after a stall or a link outage.
 #pragma once
+#include <cmath>
 #include <cstdint>
-
-#include "stats/counters.h"
 
 namespace lr::worker {
 
+struct PacingPlan {
+    double pps = 0;              // 0: unlimited
+    enum class Kind { cbr, burst, poisson } kind = Kind::cbr;
+    uint32_t burst = 1;          // frames per burst (Kind::burst)
+    uint64_t seed = 1;           // Kind::poisson
+    uint32_t max_burst = 64;     // the engine's burst: sets how late a frame may still leave
+};
+
 class Pacer {
 public:
-    // pps = 0: unlimited.
-    explicit Pacer(double pps = 0) : pps_(pps) {}
-    bool limited() const { return pps_ > 0; }
-    void start() { t0_ = stats::now_ns(); }
-    // Packets that may go now given `sent` so far, at most `want`.
-    uint32_t allowance(uint64_t sent, uint32_t want) const {
-        if (pps_ <= 0) return want;
-        const double due = static_cast<double>(stats::now_ns() - t0_) * 1e-9 * pps_ + 1.0;
-        if (due <= static_cast<double>(sent)) return 0;
-        const double room = due - static_cast<double>(sent);
-        return room >= want ? want : static_cast<uint32_t>(room);
+    explicit Pacer(const PacingPlan& p = {})
+        : p_(p), gap_(p.pps > 0 ? 1e9 / p.pps : 0), rng_(p.seed * 0x9E3779B97F4A7C15ull + 1) {
+        const double burst_time = gap_ * std::max<uint32_t>(p.max_burst, p.kind == PacingPlan::Kind::burst ? p.burst : 1);
+        tolerance_ns_ = std::max(2.0 * burst_time, 100e3);
     }
+    bool limited() const { return p_.pps > 0; }
+    void start(uint64_t now_ns) { next_ = static_cast<double>(now_ns); }
+
+    // Frames due at `now` (at most `want`), taken from the schedule.
+    uint32_t due(uint64_t now_ns, uint32_t want) {
+        const double now = static_cast<double>(now_ns);
+        if (now - next_ > tolerance_ns_) skip_to(now - tolerance_ns_);
+        uint32_t n = 0;
+        while (n < want && next_ <= now) {
+            switch (p_.kind) {
+                case PacingPlan::Kind::cbr: {
+                    // Several at once without a loop: every slot up to `now`, at most `want`.
+                    const double k = std::min<double>(std::floor((now - next_) / gap_) + 1, want - n);
+                    n += static_cast<uint32_t>(k);
+                    next_ += k * gap_;
+                    break;
+                }
+                case PacingPlan::Kind::burst:
+                    ++n;
+                    if (++in_burst_ == p_.burst) {
+                        in_burst_ = 0;
+                        next_ += gap_ * p_.burst;
+                    }
+                    break;
+                case PacingPlan::Kind::poisson:
+                    ++n;
+                    next_ += exponential_gap();
+                    break;
+            }
+        }
+        return n;
+    }
+    // When the next frame is due (ns on the caller's clock).
+    uint64_t next_due() const { return static_cast<uint64_t>(next_); }
+    // Slots given up because the worker was too far behind, and the time they spanned.
+    uint64_t skipped() const { return skipped_; }
+    uint64_t behind_ns() const { return static_cast<uint64_t>(behind_ns_); }
 
 private:
-    double pps_;
-    uint64_t t0_ = 0;
+    void skip_to(double t) {
+        behind_ns_ += t - next_;
+        if (p_.kind == PacingPlan::Kind::cbr) {
+            const double k = std::ceil((t - next_) / gap_);
+            skipped_ += static_cast<uint64_t>(k);
+            next_ += k * gap_;
+            return;
+        }
+        while (next_ < t) {  // burst and poisson: slot by slot (rare: only after a stall)
+            ++skipped_;
+            if (p_.kind == PacingPlan::Kind::poisson) {
+                next_ += exponential_gap();
+            } else if (++in_burst_ == p_.burst) {
+                in_burst_ = 0;
+                next_ += gap_ * p_.burst;
+            }
+        }
+    }
+    double exponential_gap() {
+        // xorshift64*: a uniform in (0, 1], then the inverse of the exponential distribution.
+        rng_ ^= rng_ >> 12;
+        rng_ ^= rng_ << 25;
+        rng_ ^= rng_ >> 27;
+        const uint64_t r = rng_ * 0x2545F4914F6CDD1Dull;
+        const double u = (static_cast<double>(r >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+        return -std::log(u) * gap_;
+    }
+
+    PacingPlan p_;
+    double gap_;
+    double tolerance_ns_ = 0;
+    double next_ = 0;
+    uint32_t in_burst_ = 0;
+    uint64_t rng_;
+    uint64_t skipped_ = 0;
+    double behind_ns_ = 0;
 };
 
 }  // namespace lr::worker

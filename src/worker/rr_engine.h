@@ -26,8 +26,8 @@ bool rr_engine(Tx& tx, Rx& rx, const WorkerConfig& w) {
     TxSigner signer(t.sign, t.layout, t.streams, t.templates);
     stats::RxMeasure meas(w.rx.sign, w.rx.nonce, w.rx.streams, w.rx.result);
     stats::BurstClock clk;
-    Pacer pacer(t.rate_pps);
-    pacer.start();
+    Pacer pacer(t.pacing);
+    pacer.start(clk.now());
     const uint64_t timeout_ns = static_cast<uint64_t>(w.response_timeout_s * 1e9);
     uint64_t timeouts = 0, backpressure = 0, no_buffer = 0, rpkts = 0, rbytes = 0, first = 0, last = 0;
     uint64_t last_progress = stats::now_ns(), answered_seen = 0;
@@ -73,9 +73,10 @@ bool rr_engine(Tx& tx, Rx& rx, const WorkerConfig& w) {
             uint64_t room = unanswered < w.outstanding ? w.outstanding - unanswered : 0;
             room = std::min<uint64_t>(room, tx.room(t.burst));
             if (t.count) room = std::min<uint64_t>(room, t.count - issued);
-            if (room && pacer.limited()) room = pacer.allowance(issued, static_cast<uint32_t>(room));
+            const uint64_t tnow = clk.now();
+            if (room && pacer.limited()) room = pacer.due(tnow, static_cast<uint32_t>(room));
             if (room) {
-                signer.begin_burst();
+                signer.begin_burst(tnow);
                 const Acquired a = tx.acquire(static_cast<uint32_t>(room));
                 no_buffer += a.no_buffer;
                 backpressure += a.ring_full;
@@ -84,7 +85,9 @@ bool rr_engine(Tx& tx, Rx& rx, const WorkerConfig& w) {
                     signer.stamp_burst(f.base, f.offset, f.from, f.to);
                 }
             }
-            backpressure += tx.transmit().partial;
+            const Transmitted x = tx.transmit();
+            backpressure += x.partial;
+            if (x.taken && t.departures) t.departures->burst(tnow, x.taken);
             if (t.count && tx.confirmed() >= t.count) {
                 tx_done = true;
                 stats::set_state(tc, stats::WorkerState::finished);

@@ -55,6 +55,7 @@ bool rx_engine(Ops& ops, const WorkerConfig& w) {
             meas.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
         }
         ops.release();
+        r.result->arrivals.burst(last, n);
         packets += n;
         bytes += b;
         publish(c.packets, packets);

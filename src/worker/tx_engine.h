@@ -1,10 +1,15 @@
-// The TX engine, written once for every backend. Per burst: collect confirmations, decide how
-// many new frames may go (count left, pacing), take ready-made frames, stamp them (one clock
-// read per burst), offer what is held to the device, publish the counters. Counts only what
-// the device confirmed; frames it never took are `unsent`, never sent.
+// The TX engine, written once for every backend. Per burst: collect confirmations, read the
+// clock once (for pacing, the stamp and the departure record), decide how many new frames may
+// go (count left, pacing), take ready-made frames, stamp them, offer what is held to the
+// device, publish the counters. Counts only what the device confirmed; frames it never took
+// are `unsent`, never sent.
 #pragma once
 #include <algorithm>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <time.h>
 
+#include "stats/tsc_clock.h"
 #include "worker/engine_common.h"
 #include "worker/pacer.h"
 #include "worker/queue_ops.h"
@@ -14,6 +19,19 @@ namespace lr::worker {
 
 namespace detail {
 
+// Nothing is due for `wait_ns`: give the core up without losing precision. Long waits sleep
+// until 100 us before the due time (in slices of at most 10 ms, so a stop is seen), shorter
+// ones yield, the last microseconds spin.
+inline void wait_for_departure(int64_t wait_ns) {
+    if (wait_ns > 200'000) {
+        const int64_t ns = std::min<int64_t>(wait_ns - 100'000, 10'000'000);
+        const timespec ts{0, static_cast<long>(ns)};
+        nanosleep(&ts, nullptr);
+    } else if (wait_ns > 20'000) {
+        sched_yield();
+    }
+}
+
 // Limited: the queue sends a fixed share (--count); the unlimited loop has no count test.
 template <bool Limited, TxQueueOps Ops>
 bool tx_loop(Ops ops, const WorkerConfig& w) {
@@ -21,13 +39,19 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
     const TxSetup& t = w.tx;
     auto& c = *w.tx_counters;
     LoopFrame loop(w.ctl->stop_tx, w.yield_when_idle);  // a receiver may share this core: let it run
-    Pacer pacer(t.rate_pps);
-    pacer.start();
+    Pacer pacer(t.pacing);
     TxSigner signer(t.sign, t.layout, t.streams, t.templates);
+    stats::BurstClock clk;
+    // The clock is read once per burst when something needs it: pacing, the stamp, or the
+    // departure record of a paced or signed run (an unpaced plain run reads no clock).
+    const bool timed = signer.on() || pacer.limited();
+    if (pacer.limited()) prctl(PR_SET_TIMERSLACK, 1UL);  // its sleeps end when asked
+    if (timed) pacer.start(clk.now());
     uint64_t backpressure = 0, no_buffer = 0;
     while (loop.running()) {
         loop.poll();
         ops.reclaim();
+        const uint64_t now = timed ? clk.now() : 0;
         uint32_t room = ops.room(t.burst);
         if constexpr (Limited) {
             const uint64_t issued = ops.issued();
@@ -38,11 +62,10 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
                 room = static_cast<uint32_t>(std::min<uint64_t>(room, t.count - issued));
             }
         }
-        if (room && pacer.limited()) room = pacer.allowance(ops.issued(), room);
+        if (room && pacer.limited()) room = pacer.due(now, room);
         uint32_t got = 0;
         if (room) {
-            // The burst's timestamp: one clock read, just before its frames are taken and stamped.
-            if (signer.on()) signer.begin_burst();
+            if (signer.on()) signer.begin_burst(now);  // the burst's timestamp
             const Acquired a = ops.acquire(room);
             got = a.got;
             no_buffer += a.no_buffer;
@@ -54,7 +77,7 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
         }
         const Transmitted x = ops.transmit();
         backpressure += x.partial;
-        if (got == 0 && x.taken == 0) loop.idle();
+        if (timed && x.taken && t.departures) t.departures->burst(now, x.taken);
         const uint64_t sent = ops.confirmed();
         publish(c.packets, sent);
         publish(c.bytes, sent * t.wire_bytes);
@@ -62,7 +85,15 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
         publish(c.no_buffer, no_buffer);
         publish(c.tx_errors, ops.errors());
         publish(c.polls, loop.polls());
+        if (pacer.limited()) {
+            publish(c.tx_skipped, pacer.skipped());
+            publish(c.tx_behind_ns, pacer.behind_ns());
+        }
         if (ops.failed()) break;
+        if (got == 0 && x.taken == 0) {
+            if (pacer.limited() && ops.held() == 0) wait_for_departure(static_cast<int64_t>(pacer.next_due() - now));
+            else loop.idle();
+        }
     }
     ops.finish();
     const uint64_t sent = ops.confirmed(), unconfirmed = ops.issued() - sent;

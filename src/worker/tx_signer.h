@@ -64,8 +64,9 @@ public:
         sum_stale_ = false;
     }
 
-    void begin_burst() {
-        ts_ = clock_.now() & kSeqMask;
+    // A new burst, stamped with the worker's clock read `now_ns` (one read per burst).
+    void begin_burst(uint64_t now_ns) {
+        ts_ = now_ns & kSeqMask;
         ts_sum_ = l_.level == packet::SigLevel::seq_ts
                       ? static_cast<uint32_t>((ts_ >> 32) + ((ts_ >> 16) & 0xffff) + (ts_ & 0xffff))
                       : 0;
@@ -194,7 +195,6 @@ private:
     uint32_t seq_sum_ = 0;  // burst path: (template sum + next sequence) mod 0xffff
     uint64_t ts_ = 0;
     uint32_t ts_sum_ = 0;
-    stats::BurstClock clock_;
 };
 
 }  // namespace lr::worker

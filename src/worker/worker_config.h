@@ -8,7 +8,9 @@
 
 #include "packet/signature.h"
 #include "stats/counters.h"
+#include "stats/gaps.h"
 #include "stats/rx_measure.h"
+#include "worker/pacer.h"
 
 namespace lr::worker {
 
@@ -28,7 +30,7 @@ inline bool receives(Role r) { return r != Role::tx; }
 struct TxSetup {
     uint32_t burst = 32;
     uint64_t count = 0;      // packets to send; 0 = until stop_tx
-    double rate_pps = 0;     // this queue's share of the rate; 0 = unlimited
+    PacingPlan pacing;       // this queue's share of the rate (pps 0: unlimited) and its pattern
     uint32_t frame_len = 60;   // frame without FCS
     uint32_t wire_bytes = 64;  // frame with FCS
     bool sign = false;
@@ -36,6 +38,7 @@ struct TxSetup {
     std::vector<uint16_t> streams;                // stream id of each of the queue's flows
     std::vector<std::vector<uint8_t>> templates;  // each flow's frame, built once (signed templates)
     std::vector<uint64_t>* sent_per_stream = nullptr;  // written once, when the worker ends
+    stats::GapStats* departures = nullptr;             // written while running, read after join
 };
 
 struct RxSetup {

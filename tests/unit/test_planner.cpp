@@ -73,8 +73,9 @@ TEST(Planner, CpusFollowTheListOrLeaveTheFirstToTheControlThread) {
 }
 
 TEST(Planner, CountAndFlowsAreSplitExactlyOverTheSendingQueues) {
-    const auto s = make_spec({{"tx", {"a,queues=3"}}, {"rx", {"b"}}, {"count", {"1000001"}}, {"flows", {"7"}},
-                              {"rate", {"3M"}}});
+    auto s = make_spec({{"tx", {"a,queues=3"}}, {"rx", {"b"}}, {"count", {"1000001"}}, {"flows", {"7"}},
+                        {"rate", {"3Mpps"}}, {"pattern", {"burst:8"}}});
+    s.rate_pps = spec::to_pps(s.rate, s.frame.frame_size, 0);  // the session's job
     const auto l = engine::plan_layout(s);
     const auto slots = engine::plan_counters(l);
     engine::TrialOutputs out(slots.ids.size());
@@ -85,7 +86,9 @@ TEST(Planner, CountAndFlowsAreSplitExactlyOverTheSendingQueues) {
     std::vector<uint16_t> streams;
     for (int i = 0; i < 3; ++i) {
         total += ws[i].tx.count;
-        EXPECT_DOUBLE_EQ(ws[i].tx.rate_pps, 1e6);
+        EXPECT_DOUBLE_EQ(ws[i].tx.pacing.pps, 1e6);
+        EXPECT_EQ(ws[i].tx.pacing.kind, worker::PacingPlan::Kind::burst);
+        EXPECT_EQ(ws[i].tx.pacing.burst, 8u);
         EXPECT_EQ(ws[i].tx.templates.size(), ws[i].tx.streams.size());
         EXPECT_EQ(ws[i].tx.templates[0].size(), 60u);
         EXPECT_EQ(ws[i].tx_counters, &out.counters[i]);

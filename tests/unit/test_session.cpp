@@ -278,3 +278,46 @@ TEST(Session, StragglersOfAnEarlierTrialAreFlushedNotCounted) {
     EXPECT_EQ(second.flushed_before, 1000u);
     EXPECT_EQ(second.rx.packets, 0u) << "the first trial's frames never count in the second";
 }
+
+TEST(Session, APacedSenderNeverCatchesUpAfterAnOutage) {
+    // 200 kpps for 3 s; the device takes nothing from 0.5 s to 2.5 s after the sender starts.
+    auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"duration", {"3s"}}, {"rate", {"200kpps"}}});
+    spec.interval_s = 0.25;
+    loop::LoopFaults f;
+    f.outage_from_ns = 500'000'000;
+    f.outage_to_ns = 2'500'000'000;
+    engine::Session session(loop::make_loop_backend(f), spec);
+    Rows sink;
+    const auto r = session.run_trial(spec.trial(), sink);
+    for (const auto& row : sink.rows)
+        EXPECT_LE(row.tx.pps(), 200e3 * 1.1 + 64 / (row.t1 - row.t0)) << "interval ending at " << row.t1;
+    EXPECT_NEAR(static_cast<double>(r.tx.packets), 200e3, 200e3 * 0.05) << "1 s of sending, not 3";
+    EXPECT_GE(r.rate.skipped, 350000u);
+    EXPECT_NEAR(r.rate.behind_s, 2.0, 0.2);
+    EXPECT_TRUE(r.generator_limited);
+    EXPECT_EQ(r.lost, 0u);
+    bool noted = false;
+    for (const auto& n : r.notes) noted |= n.find("gave up") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+TEST(Session, TheRateIsResolvedPerTrialFromEveryUnit) {
+    auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"count", {"20000"}}, {"rate", {"10%"}},
+                           {"line-rate", {"1G"}}});
+    spec.max_frame_size = 1518;
+    engine::Session session(loop::make_loop_backend(), spec);
+    EXPECT_DOUBLE_EQ(session.line_rate_bps(), 1e9);
+    Rows sink;
+    auto t = spec.trial();
+    for (unsigned size : {64u, 1518u}) {
+        t.frame_size = size;
+        const auto r = session.run_trial(t, sink);
+        EXPECT_NEAR(r.rate.requested_pps, 0.1 * 1e9 / ((size + 20) * 8.0), 1e-6) << size;
+        EXPECT_NEAR(r.rate.offered_pps, r.rate.requested_pps, r.rate.requested_pps * 0.01) << size;
+        EXPECT_EQ(r.rate.requested, "10 % of line rate");
+        EXPECT_TRUE(r.rate.departures.measured);
+    }
+    auto no_line = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"count", {"1000"}}, {"rate", {"10%"}}});
+    engine::Session s2(loop::make_loop_backend(), no_line);
+    EXPECT_THROW(s2.run_trial(no_line.trial(), sink), lr::UsageError) << "% without a line rate";
+}

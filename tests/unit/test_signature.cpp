@@ -162,7 +162,7 @@ TEST(TxSigner, StampsWhatTheReferenceCodecWritesWhateverTheFrameHeldBefore) {
             for (int i = 0; i < 1000; ++i) {
                 // Garbage where sequence and timestamp go: the signer must not depend on it.
                 for (int k = 0; k < 6; ++k) f[l.seq_off + (l.seq_bits == 32 ? k % 4 : k)] = static_cast<uint8_t>(rng());
-                signer.begin_burst();
+                signer.begin_burst(lr::stats::now_ns());
                 signer.stamp(f.data());
                 const auto r = sig_classify(f.data(), f.size(), 0x5151, 16);
                 ASSERT_EQ(r.cls, FrameClass::ours) << int(l4) << v6 << " packet " << i;
@@ -219,8 +219,9 @@ TEST(TxSigner, BurstStampEqualsPerPacketStamp) {
         std::vector<std::vector<uint8_t>> tpl = {signed_frame(s, 0x7777, 4)};
         lr::worker::TxSigner a(true, l, {4}, tpl), b(true, l, {4}, tpl);
         std::vector<std::vector<uint8_t>> fa(40, tpl[0]), fb(40, tpl[0]);
-        a.begin_burst();
-        b.begin_burst();
+        const uint64_t ts = lr::stats::now_ns();
+        a.begin_burst(ts);
+        b.begin_burst(ts);
         for (auto& f : fa) a.stamp(f.data());
         std::vector<void*> pb;
         for (auto& f : fb) pb.push_back(f.data());
@@ -257,7 +258,7 @@ TEST(TxSigner, BurstStampIsValidAcrossEveryCarryAndWrap) {
                     for (uint32_t i = 0; i < n; ++i)
                         for (size_t k = l.csum_off; k < l.ts_off + 6u; ++k)
                             if (k < l.csum_off + 2u || k >= l.seq_off) fr[i][k] = static_cast<uint8_t>(rng());
-                    signer.begin_burst();
+                    signer.begin_burst(lr::stats::now_ns());
                     std::vector<void*> p;
                     for (auto& f : fr) p.push_back(f.data());
                     if (burst % 97 == 5) {

@@ -164,6 +164,7 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
         p.info.rx_queues = p.nrx;
         p.info.mac = p.nd.mac;
         p.info.link_up = p.nd.up;
+        p.info.link_speed_mbps = p.nd.speed_mbps;
         infos_.push_back(p.info);
     }
 }

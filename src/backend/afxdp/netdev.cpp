@@ -48,6 +48,9 @@ NetdevInfo netdev_info(const std::string& ifname) {
     // Administratively up (IFF_UP); operstate lags behind a freshly created veth.
     n.up = std::strtoul(read_line(sys + "/flags").c_str(), nullptr, 16) & IFF_UP;
     n.mac = read_line(sys + "/address");
+    n.carrier = read_line(sys + "/carrier") == "1";
+    const long speed = std::strtol(read_line(sys + "/speed").c_str(), nullptr, 10);  // -1 or absent: unknown
+    n.speed_mbps = speed > 0 ? static_cast<unsigned>(speed) : 0;
 
     const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd >= 0) {
@@ -59,6 +62,8 @@ NetdevInfo netdev_info(const std::string& ifname) {
         if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) n.driver = di.driver;
         close(fd);
     }
+    // Virtual interfaces report a made-up speed (veth says 10000 Mb/s): unknown.
+    if (n.driver == "veth" || n.driver == "tun" || n.driver == "bridge" || n.driver == "dummy") n.speed_mbps = 0;
     return n;
 }
 

@@ -13,6 +13,8 @@ struct NetdevInfo {
     unsigned rx_queues = 0, tx_queues = 0;
     unsigned mtu = 0;
     bool up = false;
+    bool carrier = false;     // the link is up (a veth whose peer is down has none)
+    unsigned speed_mbps = 0;  // the link's speed; 0 when the driver reports none (veth)
     std::string mac;
 };
 

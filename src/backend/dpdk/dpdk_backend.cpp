@@ -291,7 +291,9 @@ void DpdkBackend::start_ports() {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         p.info.link_up = link.link_status == RTE_ETH_LINK_UP;
-        p.info.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
+        // Virtual devices report a made-up speed (net_null and net_ring say 10G): unknown.
+        const bool virt = p.info.driver == "net_null" || p.info.driver == "net_ring" || p.info.driver == "net_pcap";
+        p.info.link_speed_mbps = virt || link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
         infos_.push_back(p.info);
         if (!p.info.link_up)
             throw EnvError(fmt::format("port {} ({}): link is down after 5s", p.info.name, p.info.driver));

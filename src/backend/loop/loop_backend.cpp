@@ -54,7 +54,7 @@ struct Shared {
 class LoopTxOps {
 public:
     LoopTxOps(const Shared& sh, Wire* wire, std::vector<uint8_t*>& pool, WireStats& st, bool reflect)
-        : f_(sh.faults), wire_(wire), pool_(pool), st_(st), reflect_(reflect),
+        : f_(sh.faults), wire_(wire), pool_(pool), st_(st), reflect_(reflect), t0_(stats::now_ns()),
           // The wire's counts run for the whole session, like a device's.
           on_wire_(st.sent.load()), delivered_(st.delivered.load()), dropped_(st.dropped.load()),
           duplicated_(st.duplicated.load()), no_queue_(st.no_queue.load()) {}
@@ -78,6 +78,7 @@ public:
     worker::Transmitted transmit() {
         if (!npend_ || f_.stall_tx) return {0, npend_ > 0};
         const uint64_t now = stats::now_ns();
+        if (f_.outage_to_ns && now - t0_ >= f_.outage_from_ns && now - t0_ < f_.outage_to_ns) return {0, true};
         uint32_t k = 0;
         for (; k < npend_; ++k) {
             uint8_t* fr = pend_[k];
@@ -142,6 +143,7 @@ private:
     std::vector<uint8_t*>& pool_;
     WireStats& st_;
     bool reflect_;
+    uint64_t t0_;
     uint32_t frame_len_ = 60;
     uint8_t* pend_[kMaxBurst];
     uint32_t npend_ = 0, fresh_ = 0;

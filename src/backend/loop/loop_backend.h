@@ -17,6 +17,8 @@ struct LoopFaults {
     uint64_t delay_ns = 0;    // frames become visible to the receiver this long after they were sent
     bool reflect = false;     // the far end sends every frame back, addresses and ports swapped
     bool stall_tx = false;    // the devices take nothing (a stuck queue, a link that is down)
+    // ... only between these times after a sender starts (an outage), when outage_to_ns > 0
+    uint64_t outage_from_ns = 0, outage_to_ns = 0;
     bool fail_workers = false;  // every worker fails at once
     bool freeze_rx = false;   // receivers stop polling (a hung worker) until stopped
 };

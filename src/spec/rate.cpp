@@ -1,0 +1,130 @@
+#include "spec/rate.h"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "util/error.h"
+
+namespace lr::spec {
+namespace {
+
+[[noreturn]] void bad(std::string_view what, std::string_view s, std::string_view why) {
+    throw UsageError(fmt::format("invalid {} \"{}\": {}", what, s, why));
+}
+
+// A positive finite number at the start of `s`; `rest` is what follows it.
+double leading_number(std::string_view s, std::string_view what, std::string_view& rest, std::string_view expect) {
+    double v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p == s.data()) bad(what, s, expect);
+    if (!std::isfinite(v) || v <= 0) bad(what, s, "must be greater than zero");
+    rest = std::string_view(p, static_cast<size_t>(s.data() + s.size() - p));
+    return v;
+}
+
+// A decimal multiplier prefix (k, M, G, T) at the start of `u`, removed from it.
+double prefix(std::string_view& u) {
+    if (u.empty()) return 1;
+    double m = 0;
+    switch (u[0]) {
+        case 'k':
+        case 'K': m = 1e3; break;
+        case 'M': m = 1e6; break;
+        case 'G': m = 1e9; break;
+        case 'T': m = 1e12; break;
+        default: return 1;
+    }
+    u.remove_prefix(1);
+    return m;
+}
+
+std::string trim_number(double v) {
+    auto s = fmt::format("{:.3f}", v);
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s;
+}
+
+std::string scaled(double v, const char* unit) {
+    if (v >= 1e12) return fmt::format("{} T{}", trim_number(v / 1e12), unit);
+    if (v >= 1e9) return fmt::format("{} G{}", trim_number(v / 1e9), unit);
+    if (v >= 1e6) return fmt::format("{} M{}", trim_number(v / 1e6), unit);
+    if (v >= 1e3) return fmt::format("{} k{}", trim_number(v / 1e3), unit);
+    return fmt::format("{} {}", trim_number(v), unit);
+}
+
+}  // namespace
+
+std::string RateSpec::str() const {
+    switch (unit) {
+        case Unit::max: return "max";
+        case Unit::pps: return format_pps(value);
+        case Unit::l1_bps: return format_bps(value) + " L1";
+        case Unit::l2_bps: return format_bps(value) + " L2";
+        case Unit::percent: return fmt::format("{} % of line rate", trim_number(value));
+    }
+    return "?";
+}
+
+RateSpec parse_rate(std::string_view s, std::string_view what) {
+    constexpr std::string_view expect =
+        "expected packets/s (10Mpps, 250kpps, 1000), bits/s at L1 (9.5Gbps) or L2 (9.5Gbps-l2), a percentage "
+        "of the line rate (100%), or max";
+    RateSpec r;
+    if (s == "max") return r;
+    std::string_view u;
+    const double v = leading_number(s, what, u, expect);
+    if (u == "%") {
+        if (v > 100) bad(what, s, "a percentage of the line rate must be at most 100");
+        return {RateSpec::Unit::percent, v};
+    }
+    const double m = prefix(u);
+    if (u.empty() || u == "pps") return {RateSpec::Unit::pps, v * m};
+    if (u == "bps" || u == "bps-l1") return {RateSpec::Unit::l1_bps, v * m};
+    if (u == "bps-l2") return {RateSpec::Unit::l2_bps, v * m};
+    bad(what, s, expect);
+}
+
+double parse_bits_per_second(std::string_view s, std::string_view what) {
+    std::string_view u;
+    const double v = leading_number(s, what, u, "expected a bit rate such as 10G, 25Gbps or 100M");
+    const double m = prefix(u);
+    if (!u.empty() && u != "bps" && u != "bit/s") bad(what, s, "expected a bit rate such as 10G, 25Gbps or 100M");
+    return v * m;
+}
+
+double to_pps(const RateSpec& r, unsigned frame_size, double line_bps) {
+    double pps = 0;
+    switch (r.unit) {
+        case RateSpec::Unit::max: return 0;
+        case RateSpec::Unit::pps: pps = r.value; break;
+        case RateSpec::Unit::l1_bps: pps = r.value / ((frame_size + 20.0) * 8.0); break;
+        case RateSpec::Unit::l2_bps: pps = r.value / (frame_size * 8.0); break;
+        case RateSpec::Unit::percent:
+            if (line_bps <= 0)
+                throw UsageError(fmt::format("--rate {}: the ports report no link speed (virtual devices, veth); give "
+                                             "the line rate with --line-rate, e.g. --line-rate 10G",
+                                             r.str()));
+            pps = r.value / 100.0 * line_rate_pps(line_bps, frame_size);
+            break;
+    }
+    if (line_bps > 0 && pps > line_rate_pps(line_bps, frame_size) * (1 + 1e-9))
+        throw UsageError(fmt::format("--rate {} is {:.1f} % of the {} line rate for {}-byte frames", r.str(),
+                                     100.0 * pps / line_rate_pps(line_bps, frame_size), format_bps(line_bps),
+                                     frame_size));
+    return pps;
+}
+
+std::string format_bps(double bps) { return scaled(bps, "bit/s"); }
+std::string format_pps(double pps) { return scaled(pps, "pps"); }
+
+std::string describe_rate(double pps, unsigned frame_size, double line_bps) {
+    auto s = fmt::format("{} = {} L1 = {} L2", format_pps(pps), format_bps(l1_bps(pps, frame_size)),
+                         format_bps(l2_bps(pps, frame_size)));
+    if (line_bps > 0)
+        s += fmt::format(" = {} % of {}", trim_number(100.0 * l1_bps(pps, frame_size) / line_bps), format_bps(line_bps));
+    return s;
+}
+
+}  // namespace lr::spec
