@@ -136,6 +136,73 @@ class VethBed:
         raise AssertionError(f"no XDP program attached to {ifc} after {timeout}s")
 
 
+class DutBed(VethBed):
+    """A device under test between two ports of one namespace:
+
+        <prefix>-a: <prefix>0  <->  <prefix>-d: <prefix>1 [DUT] <prefix>2  <->  <prefix>-a: <prefix>3
+
+    linerate sends on <prefix>0 and measures on <prefix>3, both in <prefix>-a; whatever the
+    test runs in <prefix>-d (start_dut: an XDP program of known capacity) forwards between them."""
+
+    def __init__(self, prefix):
+        super().__init__(prefix, same_ns=True)
+        self.nsd = f"{prefix}-d"
+        self.ifc, self.ifd = f"{prefix}2", f"{prefix}3"
+        self.dut = None
+
+    def up(self):
+        for ns in (self.nsa, self.nsd):
+            if not ns_exists(ns):
+                sh("ip", "netns", "add", ns)
+        for a, b in ((self.ifa, self.ifb), (self.ifd, self.ifc)):
+            if sh("ip", "-n", self.nsa, "link", "show", a, check=False).returncode != 0:
+                sh("ip", "link", "add", a, "netns", self.nsa, "type", "veth", "peer", "name", b, "netns", self.nsd)
+        for ns in (self.nsa, self.nsd):
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", check=False)
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1", check=False)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        for ns, ifc in ((self.nsa, self.ifa), (self.nsd, self.ifb), (self.nsd, self.ifc), (self.nsa, self.ifd)):
+            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{ifc}.disable_ipv6=1", check=False)
+            sh("ip", "-n", ns, "link", "set", ifc, "mtu", "1500", "up")
+        self.wait_up()
+
+    def wait_up(self, timeout=5.0):
+        end = time.time() + timeout
+        pairs = ((self.nsa, self.ifa), (self.nsd, self.ifb), (self.nsd, self.ifc), (self.nsa, self.ifd))
+        while time.time() < end:
+            if all(self.operstate(ns, i) == "up" for ns, i in pairs):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("veth did not come up")
+
+    def down(self):
+        if self.dut and self.dut.poll() is None:
+            self.dut.kill()
+            self.dut.wait()
+        self.dut = None
+        super().down()
+        if ns_exists(self.nsd):
+            for pid in sh("ip", "netns", "pids", self.nsd, check=False).stdout.split():
+                sh("kill", "-9", pid, check=False)
+            sh("ip", "netns", "del", self.nsd, check=False)
+        sh("ip", "link", "del", self.ifd, check=False)
+
+    def start_dut(self, program, rate, burst=64):
+        """Starts `program` IN OUT RATE BURST in the DUT namespace (tests/bpf/dut_policer)."""
+        self.dut = subprocess.Popen(self.wrap(self.nsd, [program, self.ifb, self.ifc, str(rate), str(burst)]),
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.dut.stdout.readline()
+        if line.strip() != "ready":
+            raise RuntimeError(f"DUT did not start: {line}{self.dut.stdout.read()}")
+
+    def stop_dut(self):
+        """Stops the DUT and returns what it printed last (its counters, JSON)."""
+        self.dut.terminate()
+        out, _ = self.dut.communicate(timeout=10)
+        self.dut = None
+        return out.strip().splitlines()[-1] if out.strip() else ""
+
+
 def unique(prefix):
     """A prefix no other test run on this machine uses at the same time."""
     return f"{prefix}{os.getpid() % 10000}"

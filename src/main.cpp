@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "cli/procedure_cmd.h"
 #include "cli/reflect_cmd.h"
 #include "cli/run_cmd.h"
 #include "spec/options.h"
@@ -17,6 +18,13 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", LINERATE_VERSION);
     lr::cli::RunCommand run;
     run.add_to(app);
+    std::vector<lr::cli::ProcedureCommand> procedures;
+    for (auto k : {lr::spec::Procedure::sweep, lr::spec::Procedure::throughput, lr::spec::Procedure::latency,
+                   lr::spec::Procedure::frame_loss, lr::spec::Procedure::back_to_back})
+        procedures.emplace_back(k);
+    for (auto& p : procedures) p.add_to(app);
+    lr::cli::CheckCommand check;
+    check.add_to(app);
     lr::cli::ReflectCommand reflect;
     reflect.add_to(app);
 #ifdef LINERATE_HAVE_AFXDP
@@ -26,7 +34,8 @@ int main(int argc, char** argv) {
     auto* version = app.add_subcommand("version", "Print the version");
     std::string options_of = "run";
     auto* options = app.add_subcommand("options", "Print the option reference of a command as Markdown (docs/usage.md)");
-    options->add_option("command", options_of, "run or reflect")->check(CLI::IsMember({"run", "reflect"}));
+    options->add_option("command", options_of, "run, reflect or procedures (the options only the procedures take)")
+        ->check(CLI::IsMember({"run", "reflect", "procedures"}));
 
     try {
         app.parse(argc, argv);
@@ -41,8 +50,9 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (options->parsed()) {
-            fmt::print("{}", lr::spec::options_markdown(options_of == "run" ? lr::spec::Command::run
-                                                                            : lr::spec::Command::reflect));
+            fmt::print("{}", lr::spec::options_markdown(options_of == "run"       ? lr::spec::Command::run
+                                                        : options_of == "reflect" ? lr::spec::Command::reflect
+                                                                                  : lr::spec::Command::procedure));
             return 0;
         }
 #ifdef LINERATE_HAVE_AFXDP
@@ -50,6 +60,9 @@ int main(int argc, char** argv) {
 #endif
         if (reflect.chosen()) return reflect.run();
         if (run.chosen()) return run.run();
+        if (check.chosen()) return check.run();
+        for (auto& p : procedures)
+            if (p.chosen()) return p.run();
     } catch (const lr::Error& e) {
         fmt::print(stderr, "linerate: error: {}\n", e.what());
         return static_cast<int>(e.code());

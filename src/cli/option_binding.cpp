@@ -2,10 +2,10 @@
 
 namespace lr::cli {
 
-void BoundOptions::bind(CLI::App& app, spec::Command cmd) {
+void BoundOptions::bind(CLI::App& app, unsigned commands) {
     using K = spec::OptionDef::Kind;
     for (const auto& row : spec::option_table()) {
-        if (!row.applies_to(cmd)) continue;
+        if (!(row.commands & commands)) continue;
         const std::string name(row.name), help(row.help);
         CLI::Option* o = nullptr;
         switch (row.kind) {

@@ -13,7 +13,9 @@ namespace lr::cli {
 
 class BoundOptions {
 public:
-    void bind(CLI::App& app, spec::Command cmd);
+    void bind(CLI::App& app, spec::Command cmd) { bind(app, unsigned(cmd)); }
+    // The rows of any of the commands in `commands` (a mask of spec::Command bits).
+    void bind(CLI::App& app, unsigned commands);
     // The options given on the command line, in the form the table's parsers take.
     spec::OptionValues given() const;
 

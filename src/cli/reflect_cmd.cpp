@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/execute.h"
 #include "cli/run_cmd.h"
 #include "engine/interrupt.h"
 #include "engine/session.h"

@@ -2,11 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/interrupt.h"
-#include "engine/session.h"
-#include "report/console.h"
-#include "report/json_report.h"
-#include "util/error.h"
+#include "cli/execute.h"
 
 namespace lr::cli {
 
@@ -36,31 +32,6 @@ Exit codes: 0 pass, 1 threshold failed, 2 usage error, 3 environment error, 4 in
     opts_.bind(*app_, spec::Command::run);
 }
 
-int exit_code(const std::vector<result::TrialResult>& trials) {
-    ExitCode worst = ExitCode::ok;
-    for (const auto& t : trials) {
-        if (t.verdict == result::Verdict::invalid) return static_cast<int>(ExitCode::invalid_run);
-        if (t.verdict == result::Verdict::fail) worst = ExitCode::threshold_failed;
-    }
-    return static_cast<int>(worst);
-}
-
-int RunCommand::run() {
-    const auto spec = spec::build_run_spec(opts_.given());
-    engine::install_interrupt_handlers();
-    engine::Session session(backend::make_backend(spec.backend), spec);
-    if (spec.tx_enabled() && spec.signed_frames())
-        fmt::print("linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
-                   packet::sig_level_str(spec.sig_level()), spec.nonce, spec.nonce);
-    report::ConsoleSink console(stdout, spec.quiet);
-    report::TrialCollector trials;
-    result::SinkList sinks;
-    sinks.add(console);
-    sinks.add(trials);
-    for (unsigned i = 0; i < spec.trials && !session.interrupted(); ++i) session.run_trial(spec.trial(), sinks, spec.trials);
-    if (!spec.json_path.empty())
-        report::write_json(spec.json_path, report::make_report(spec, session.environment(), trials.trials()));
-    return exit_code(trials.trials());
-}
+int RunCommand::run() { return execute(spec::build_run_spec(opts_.given()), {}); }
 
 }  // namespace lr::cli

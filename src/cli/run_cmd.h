@@ -19,7 +19,4 @@ private:
     BoundOptions opts_;
 };
 
-// The exit code for the worst of the trials' verdicts.
-int exit_code(const std::vector<result::TrialResult>& trials);
-
 }  // namespace lr::cli

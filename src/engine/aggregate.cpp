@@ -1,5 +1,7 @@
 #include "engine/aggregate.h"
 
+#include "result/checks.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -179,10 +181,10 @@ void decide(result::TrialResult& r, const spec::RunSpec& spec) {
     if (!r.violations.empty()) {
         r.verdict = result::Verdict::invalid;
         r.verdict_reason = r.violations.front();
-    } else if (spec.max_loss_pct && r.tx.packets > 0 && 100.0 * r.lost / r.tx.packets > *spec.max_loss_pct) {
+    } else if (const auto why = result::first_failure(result::trial_checks(spec.thresholds, r, spec.line_rate_bps, ""));
+               !why.empty()) {
         r.verdict = result::Verdict::fail;
-        r.verdict_reason =
-            fmt::format("loss {:.6f}% exceeds --max-loss {}%", 100.0 * r.lost / r.tx.packets, *spec.max_loss_pct);
+        r.verdict_reason = why;
     } else {
         r.verdict = result::Verdict::pass;
     }

@@ -39,13 +39,14 @@ nlohmann::json rate(const result::RateResult& r) {
             {"arrivals", gaps(r.arrivals)}};
 }
 
-nlohmann::json latency(const result::LatencySummary& l) {
+
+}  // namespace
+
+nlohmann::json latency_json(const result::LatencySummary& l) {
     if (!l.count) return nullptr;
     return {{"count", l.count}, {"min_ns", l.min},   {"mean_ns", l.mean}, {"p50_ns", l.p50},
             {"p90_ns", l.p90},  {"p99_ns", l.p99},   {"p999_ns", l.p999}, {"max_ns", l.max}};
 }
-
-}  // namespace
 
 nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult& r) {
     nlohmann::json j;
@@ -99,7 +100,7 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
             b["duplicates"] = q.final.rx_dup;
             b["reordered"] = q.final.rx_reordered;
             b["late"] = q.final.rx_late;
-            b["latency"] = latency(q.latency);
+            b["latency"] = latency_json(q.latency);
         }
     }
     j["queues"] = std::move(queues);
@@ -125,7 +126,7 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                            {"late", st.late},
                            {"jitter_ns", st.jitter_ns}});
     j["streams"] = std::move(streams);
-    j["latency"] = latency(result::summarize(r.latency));
+    j["latency"] = latency_json(result::summarize(r.latency));
     if (!j["latency"].is_null()) j["latency"]["kind"] = r.round_trip ? "round-trip" : "one-way";
     j["transactions"] = spec.outstanding ? nlohmann::json{{"answered", r.rx.unique},
                                                           {"per_second", r.transactions_per_s},

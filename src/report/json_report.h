@@ -14,6 +14,8 @@ namespace lr::report {
 
 inline constexpr int kSchemaVersion = 1;
 
+// A latency summary in ns (null when nothing was measured).
+nlohmann::json latency_json(const result::LatencySummary& l);
 // One trial's part of the report (intervals, queues, streams, latency, totals, verdict...).
 nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult& r);
 // The whole report: the last trial at the top level, all of them in "trials" when more than one.

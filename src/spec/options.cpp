@@ -5,35 +5,13 @@
 #include <random>
 #include <sched.h>
 
+#include "spec/option_rows.h"
 #include "util/error.h"
 
 namespace lr::spec {
+using namespace option_rows;
 namespace {
 
-using J = nlohmann::json;
-using Values = std::vector<std::string>;
-constexpr unsigned kRun = unsigned(Command::run), kReflect = unsigned(Command::reflect), kBoth = kRun | kReflect;
-
-const std::string& one(const Values& v) { return v.back(); }  // a repeated single option: the last wins
-
-bool parse_bool(const std::string& s, std::string_view what) {
-    if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "0" || s == "no" || s == "off") return false;
-    throw UsageError(fmt::format("invalid {} \"{}\": expected true or false", what, s));
-}
-
-double parse_percent(const std::string& s, std::string_view what) {
-    size_t pos = 0;
-    double v = 0;
-    try {
-        v = std::stod(s, &pos);
-    } catch (const std::exception&) {
-        pos = 0;
-    }
-    if (s.empty() || pos != s.size() || !(v >= 0 && v <= 100))
-        throw UsageError(fmt::format("invalid {} \"{}\": expected a percentage between 0 and 100", what, s));
-    return v;
-}
 
 std::vector<int> parse_cpus(const std::string& list) {
     std::vector<int> cpus;
@@ -53,10 +31,6 @@ J ports_json(const std::vector<PortQueues>& v) {
     return a;
 }
 
-template <class T>
-J opt(const std::optional<T>& v) {
-    return v ? J(*v) : J(nullptr);
-}
 
 // Rows are written as designated initialisers of OptionDef; members a row leaves out keep
 // their defaults, which is what -Wmissing-field-initializers would flag.
@@ -91,14 +65,14 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "xdp-mode", .group = "Ports", .value_name = "MODE",
                  .help = "afxdp: attach linerate's XDP program in native (drv) or skb (generic) mode, or auto "
                          "(native, else skb)",
-                 .default_text = "auto", .choices = &xdp_mode_choices(), .backends = kAfxdp, .commands = kBoth,
+                 .default_text = "auto", .choices = &xdp_mode_choices(), .backends = kAfxdp, .commands = kAll,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.xdp_mode = XdpMode(parse_choice(xdp_mode_choices(), one(v), "--xdp-mode"));
                  },
                  .show = [](const RunSpec& s, J& j) { j["xdp_mode"] = std::string(to_string(s.afxdp.xdp_mode)); }});
     t.push_back({.name = "xsk-mode", .group = "Ports", .value_name = "MODE",
                  .help = "afxdp: AF_XDP sockets in copy, zero-copy (zc) or auto mode", .default_text = "auto",
-                 .choices = &xsk_mode_choices(), .backends = kAfxdp, .commands = kBoth,
+                 .choices = &xsk_mode_choices(), .backends = kAfxdp, .commands = kAll,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.xsk_mode = XskMode(parse_choice(xsk_mode_choices(), one(v), "--xsk-mode"));
                  },
@@ -114,7 +88,7 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "cpus", .group = "Ports", .value_name = "LIST",
                  .help = "Worker CPUs in worker order (TX queues first, then RX), e.g. 1,0; default: the allowed "
                          "CPUs after the first, which the control thread keeps",
-                 .commands = kBoth,
+                 .commands = kAll,
                  .apply = [](Draft& d, const Values& v) { d.spec.cpus = parse_cpus(one(v)); },
                  .show = [](const RunSpec& s, J& j) { j["cpus"] = s.cpus; }});
     t.push_back({.name = "ring-pair", .group = "Ports", .value_name = "A,B",
@@ -135,7 +109,7 @@ std::vector<OptionDef> make_table() {
                  .show = [](const RunSpec& s, J& j) { j["ring_pairs"] = s.dpdk.ring_pairs; }});
     t.push_back({.name = "eal", .group = "Ports", .value_name = "ARGS",
                  .help = "dpdk: EAL arguments, after --, passed to rte_eal_init unchanged", .kind = K::positional,
-                 .backends = kDpdk, .commands = kBoth,
+                 .backends = kDpdk, .commands = kAll,
                  .apply = [](Draft& d, const Values& v) { d.spec.dpdk.eal_args = v; },
                  .show = [](const RunSpec& s, J& j) { j["eal_args"] = s.dpdk.eal_args; }});
 
@@ -271,7 +245,7 @@ std::vector<OptionDef> make_table() {
                  .show = [](const RunSpec& s, J& j) { j["seed"] = s.seed; }});
     t.push_back({.name = "duration", .group = "Run", .value_name = "TIME",
                  .help = "Run time (e.g. 10s, 500ms); with --count and a TX port the count bounds the run",
-                 .default_text = "10s (reflect: 60s)", .commands = kBoth,
+                 .default_text = "10s (reflect: 60s)", .commands = kAll,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.duration_s = parse_duration(one(v), "--duration");
                      d.duration_given = true;
@@ -281,6 +255,7 @@ std::vector<OptionDef> make_table() {
                  .help = "Run the same trial N times back to back in one session (ports opened once); each trial "
                          "starts from a drained, idle device and is reported on its own",
                  .default_text = "1",
+                 .commands = kRun,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.trials = static_cast<unsigned>(parse_uint(one(v), "--trials", 1, 100000));
                  },
@@ -288,6 +263,7 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "outstanding", .group = "Run", .value_name = "N",
                  .help = "Request/response: keep at most N requests unanswered per queue (1 = ping-pong); the port "
                          "must be both --tx and --rx, facing a reflector",
+                 .commands = kRun,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.outstanding = static_cast<uint32_t>(parse_uint(one(v), "--outstanding", 1, 65535));
                  },
@@ -296,12 +272,13 @@ std::vector<OptionDef> make_table() {
                  }});
     t.push_back({.name = "response-timeout", .group = "Run", .value_name = "TIME",
                  .help = "Request/response: a request unanswered this long counts as lost", .default_text = "100ms",
+                 .commands = kRun,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.response_timeout_s = parse_duration(one(v), "--response-timeout");
                  },
                  .show = [](const RunSpec& s, J& j) { j["response_timeout_s"] = s.response_timeout_s; }});
     t.push_back({.name = "interval", .group = "Run", .value_name = "TIME", .help = "Report interval",
-                 .default_text = "1s", .commands = kBoth,
+                 .default_text = "1s", .commands = kAll,
                  .apply = [](Draft& d, const Values& v) { d.spec.interval_s = parse_duration(one(v), "--interval"); },
                  .show = [](const RunSpec& s, J& j) { j["interval_s"] = s.interval_s; }});
     t.push_back({.name = "drain", .group = "Run", .value_name = "TIME",
@@ -316,16 +293,15 @@ std::vector<OptionDef> make_table() {
                  .show = [](const RunSpec& s, J& j) { j["stall_s"] = s.stall_s; }});
     t.push_back({.name = "stop-when-idle", .group = "Run",
                  .help = "RX-only: stop once traffic came and then stopped for --drain", .kind = K::flag,
+                 .commands = kRun,
                  .apply = [](Draft& d, const Values& v) { d.spec.stop_when_idle = parse_bool(one(v), "--stop-when-idle"); },
                  .show = nullptr});
-    t.push_back({.name = "max-loss", .group = "Run", .value_name = "PCT",
-                 .help = "Fail (exit 1) when loss exceeds this percentage (needs --tx and --rx in one run)",
-                 .apply = [](Draft& d, const Values& v) { d.spec.max_loss_pct = parse_percent(one(v), "--max-loss"); },
-                 .show = [](const RunSpec& s, J& j) { j["max_loss_pct"] = opt(s.max_loss_pct); }});
     t.push_back({.name = "force", .group = "Run",
                  .help = "Allow destinations outside 198.18.0.0/15 and 2001:2::/48", .kind = K::flag,
                  .apply = [](Draft& d, const Values& v) { d.spec.force = parse_bool(one(v), "--force"); },
                  .show = nullptr});
+
+    add_procedure_rows(t);
 
     // ---- Tuning ------------------------------------------------------------------------
     t.push_back({.name = "burst", .group = "Tuning", .value_name = "N",
@@ -352,12 +328,15 @@ std::vector<OptionDef> make_table() {
 
     // ---- Output ------------------------------------------------------------------------
     t.push_back({.name = "json", .group = "Output", .value_name = "FILE", .help = "Write the full JSON report to FILE",
-                 .commands = kBoth,
+                 .commands = kAll,
                  .apply = [](Draft& d, const Values& v) { d.spec.json_path = one(v); }, .show = nullptr});
     t.push_back({.name = "quiet", .cli = "-q,--quiet", .group = "Output", .help = "No live per-interval lines", .kind = K::flag,
-                 .commands = kBoth,
+                 .commands = kAll,
                  .apply = [](Draft& d, const Values& v) { d.spec.quiet = parse_bool(one(v), "--quiet"); },
                  .show = nullptr});
+    t.push_back({.name = "junit", .group = "Output", .value_name = "FILE",
+                 .help = "Write the checks (one per threshold, per frame size) as JUnit XML to FILE",
+                 .apply = [](Draft& d, const Values& v) { d.spec.junit_path = one(v); }, .show = nullptr});
 
     // ---- reflect only ------------------------------------------------------------------
     t.push_back({.name = "port", .group = "Reflector", .value_name = "PORT",
@@ -407,18 +386,35 @@ std::vector<OptionDef> make_table() {
 }
 #pragma GCC diagnostic pop
 
-void apply_all(Draft& d, const OptionValues& given, Command cmd) {
+void apply_all(Draft& d, const OptionValues& given, Command cmd, const OptionOrigins* origins = nullptr) {
     for (const auto& [name, vals] : given) {
         const OptionDef* o = nullptr;
         for (const auto& row : option_table())
             if (row.name == name && row.applies_to(cmd)) o = &row;
-        if (!o) throw UsageError(fmt::format("unknown option \"{}\"", name));
+        if (o) continue;
+        const auto from = origins ? origins->find(name) : OptionOrigins::const_iterator{};
+        const auto prefix = origins && from != origins->end() ? from->second + ": " : std::string();
+        if (find_option(name))
+            throw OptionError(fmt::format("{}--{} does not apply to {}", prefix, name,
+                                          cmd == Command::run       ? "run"
+                                          : cmd == Command::reflect ? "reflect"
+                                                                    : "the procedures"));
+        throw OptionError(fmt::format("{}unknown option \"{}\"", prefix, name));
     }
     for (const auto& row : option_table()) {
         if (!row.applies_to(cmd)) continue;
         const auto it = given.find(row.name);
         if (it == given.end() || it->second.empty()) continue;
-        row.apply(d, it->second);
+        const auto from = origins ? origins->find(row.name) : OptionOrigins::const_iterator{};
+        if (!origins || from == origins->end()) {
+            row.apply(d, it->second);
+            continue;
+        }
+        try {
+            row.apply(d, it->second);
+        } catch (const UsageError& e) {
+            throw OptionError(fmt::format("{}: {}", from->second, e.what()));
+        }
     }
 }
 
@@ -449,6 +445,13 @@ void finalize(Draft& d) {
         throw UsageError(fmt::format("--src-ip {} and --dst-ip {} are of different address families", f.src_ip.str(),
                                      f.dst_ip.str()));
     if (!d.size_given) f.frame_size = packet::min_frame_size(f);
+    auto& sizes = s.procedure.sizes;
+    if (!sizes.empty() && d.size_given) throw UsageError("--size and --sizes: give one of them");
+    if (s.procedure.kind != Procedure::run && sizes.empty()) sizes = {f.frame_size};
+    if (!sizes.empty()) {
+        f.frame_size = sizes.front();
+        s.max_frame_size = std::max(s.max_frame_size, sizes.back());
+    }
     s.nonce_given = d.nonce_given;
     if (!d.nonce_given) s.nonce = static_cast<uint16_t>(std::random_device{}());
     // The count bounds a TX run; the watchdog catches a stuck device.
@@ -468,10 +471,16 @@ const OptionDef* find_option(std::string_view name) {
     return nullptr;
 }
 
-RunSpec build_run_spec(const OptionValues& given) {
+RunSpec build_run_spec(const OptionValues& given, Procedure kind, const OptionOrigins* origins) {
     Draft d;
-    apply_all(d, given, Command::run);
-    check_backend_support(given, d.spec.backend, Command::run);
+    const auto cmd = kind == Procedure::run ? Command::run : Command::procedure;
+    d.spec.procedure.kind = kind;
+    apply_all(d, given, cmd, origins);
+    check_backend_support(given, d.spec.backend, cmd);
+    // The searches size their trials themselves (load x trial duration).
+    if (d.spec.count && kind != Procedure::run && kind != Procedure::sweep && kind != Procedure::back_to_back)
+        throw UsageError(fmt::format("{} runs trials of a duration (--trial-duration), not of a --count",
+                                     to_string(kind)));
     finalize(d);
     d.spec.validate();
     return d.spec;
@@ -508,8 +517,9 @@ Draft build_reflect_draft(const OptionValues& given) {
 
 nlohmann::json spec_json(const RunSpec& s) {
     J j = J::object();
+    const auto cmd = s.procedure.kind == Procedure::run ? Command::run : Command::procedure;
     for (const auto& row : option_table())
-        if (row.show && row.applies_to(Command::run)) row.show(s, j);
+        if (row.show && row.applies_to(cmd)) row.show(s, j);
     j["reflect"] = s.reflect;
     return j;
 }
@@ -519,6 +529,8 @@ std::string options_markdown(Command c) {
     std::string_view group;
     for (const auto& row : option_table()) {
         if (!row.applies_to(c)) continue;
+        // The procedures take run's options too: their page lists only their own.
+        if (c == Command::procedure && row.applies_to(Command::run)) continue;
         if (row.group != group) {
             group = row.group;
             out += fmt::format("\n**{}**\n\n| option | default | backends | meaning |\n|---|---|---|---|\n", group);

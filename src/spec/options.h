@@ -14,10 +14,12 @@
 
 #include "spec/choices.h"
 #include "spec/run_spec.h"
+#include "util/error.h"
 
 namespace lr::spec {
 
-enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1 };
+// procedure: sweep, throughput, latency, frame-loss and back-to-back (and profiles that name one).
+enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1, procedure = 1u << 2 };
 
 // A RunSpec being built, with the values whose defaults depend on other options kept
 // apart until every option has been read.
@@ -47,7 +49,7 @@ struct OptionDef {
     Kind kind = Kind::value;
     const ChoiceSet* choices = nullptr;  // enumerated values: CLI11 checks them with a transformer
     unsigned backends = kAllBackends;    // backends that honour it; others refuse it
-    unsigned commands = unsigned(Command::run);
+    unsigned commands = unsigned(Command::run) | unsigned(Command::procedure);
     // Parses the option's values (one, or several for lists) into the draft; throws
     // UsageError naming the option and the value.
     void (*apply)(Draft&, const std::vector<std::string>&) = nullptr;
@@ -62,10 +64,18 @@ const OptionDef* find_option(std::string_view name);
 
 // Option values as given (CLI or profile), by option name; lists keep their order.
 using OptionValues = std::map<std::string, std::vector<std::string>, std::less<>>;
+// Where each value came from ("profile.toml:7:8"), for errors.
+using OptionOrigins = std::map<std::string, std::string, std::less<>>;
+// A value's error, prefixed with where the value came from.
+struct OptionError : UsageError {
+    using UsageError::UsageError;
+};
 
 // Applies every given option in table order, resolves the dependent defaults, checks that
-// each given option is honoured by the chosen backend, and validates. Throws UsageError.
-RunSpec build_run_spec(const OptionValues& given);
+// each given option is honoured by the chosen backend, and validates the spec for `kind`
+// (run, or one of the procedures). Throws UsageError.
+RunSpec build_run_spec(const OptionValues& given, Procedure kind = Procedure::run,
+                       const OptionOrigins* origins = nullptr);
 // The reflect command's options (the draft's reflect fields and, for afxdp/dpdk, its spec).
 Draft build_reflect_draft(const OptionValues& given);
 

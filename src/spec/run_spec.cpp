@@ -130,15 +130,50 @@ void RunSpec::validate() const {
         throw UsageError(fmt::format("--mbufs {} is too small: need at least 2 x descriptors + 4 x burst = {}",
                                      dpdk.mbufs, 2 * ring_size() + 4 * burst_size()));
     if (interval_s < 0.01) throw UsageError("--interval must be at least 10ms");
-    if (max_loss_pct && (!tx_enabled() || !rx_enabled()))
+    const auto& th = thresholds;
+    if (th.max_loss_pct && (!tx_enabled() || !rx_enabled()))
         throw UsageError("--max-loss needs both --tx and --rx ports in this run (loss is TX minus RX)");
-    if (max_loss_pct && (*max_loss_pct < 0 || *max_loss_pct > 100))
-        throw UsageError(fmt::format("invalid --max-loss \"{}\": must be a percentage between 0 and 100",
-                                     *max_loss_pct));
+    if ((th.max_latency_p99_s || th.max_latency_s || th.max_jitter_s) &&
+        (!rx_enabled() || sig_level() != packet::SigLevel::seq_ts || afxdp.rx_mode == RxMode::xdp))
+        throw UsageError("--max-latency, --max-latency-p99 and --max-jitter need a receiver in this run and frames that "
+                         "carry timestamps (a signature with room for one, received in user space)");
+    if (th.min_throughput && !rx_enabled())
+        throw UsageError("--min-throughput judges what arrives: it needs an --rx port in this run");
+    if (th.max_rate_error_pct && !rate.limited() && procedure.kind == Procedure::run)
+        throw UsageError("--max-rate-error judges the offered rate against a --rate: give one");
     if (trials < 1) throw UsageError("--trials must be at least 1");
     if (pattern.kind != Pattern::Kind::cbr && !rate.limited())
         throw UsageError(fmt::format("--pattern {} spaces departures at a --rate: give one", pattern.str()));
     if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
+    validate_procedure();
+}
+
+void RunSpec::validate_procedure() const {
+    const auto& p = procedure;
+    const auto name = to_string(p.kind);
+    if (p.kind == Procedure::run) return;
+    if (!tx_enabled()) throw UsageError(fmt::format("{} sends: give a --tx port", name));
+    const bool searches = p.kind != Procedure::sweep;
+    if (searches && !rx_enabled())
+        throw UsageError(fmt::format("{} measures what comes back: give an --rx port in the same run", name));
+    if (searches && !signed_frames())
+        throw UsageError(fmt::format("{} tells the device's loss from the instrument's by the frames' signatures: "
+                                     "drop --no-signature",
+                                     name));
+    if (p.kind == Procedure::latency && (sig_level() != packet::SigLevel::seq_ts || afxdp.rx_mode == RxMode::xdp))
+        throw UsageError("latency needs frames that carry a timestamp, received in user space (not --rx-mode xdp)");
+    for (unsigned size : p.sizes) {
+        auto f = frame;
+        f.frame_size = size;
+        if (size < packet::min_frame_size(f))
+            throw UsageError(fmt::format("--sizes: {} bytes is smaller than this frame kind's smallest ({} bytes)",
+                                         size, packet::min_frame_size(f)));
+    }
+    if (p.min_rate.limited() && p.max_rate.limited() && p.min_rate.unit == p.max_rate.unit &&
+        p.min_rate.value >= p.max_rate.value)
+        throw UsageError(fmt::format("--min-rate {} is not below --max-rate {}", p.min_rate.str(), p.max_rate.str()));
+    if (p.initial_trial_s && p.final_trial_s && *p.initial_trial_s > *p.final_trial_s)
+        throw UsageError("--initial-duration is longer than --trial-duration");
 }
 
 }  // namespace lr::spec

@@ -14,6 +14,7 @@
 #include "packet/signature.h"
 #include "spec/choices.h"
 #include "spec/parse.h"
+#include "spec/procedure_spec.h"
 #include "spec/rate.h"
 
 namespace lr::spec {
@@ -96,8 +97,10 @@ struct RunSpec {
     unsigned max_frame_size = 0;
     unsigned session_max_frame() const { return std::max(max_frame_size, frame.frame_size); }
 
-    std::optional<double> max_loss_pct;  // threshold; needs TX and RX in this process
+    Thresholds thresholds;  // what the verdict judges (--max-loss needs TX and RX in this process)
+    ProcedureSpec procedure;  // run, or the procedure and its settings
     std::string json_path;
+    std::string junit_path;
     bool quiet = false;  // no live lines
     bool force = false;
 
@@ -129,6 +132,7 @@ struct RunSpec {
 
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;
+    void validate_procedure() const;  // part of validate(): what the procedure needs
 };
 
 }  // namespace lr::spec

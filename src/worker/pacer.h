@@ -3,9 +3,11 @@
 // how many frames are due now: per packet, so at low rates frames leave at their own due
 // times, not a burst at a time.
 //
-// It never catches up: a worker that fell further behind than the tolerance (a burst's worth
-// of time, at least 100 us) skips the slots it missed, counting them and the time lost, so the
-// rate offered never exceeds the one asked for, not even after a stall or a link outage.
+// It never catches up beyond a tolerance: a worker up to the tolerance late (two bursts' worth
+// of time, at least 1 ms) sends the late frames at once, so a brief preemption or a slow
+// system call does not lower the average; a worker further behind skips the slots it missed,
+// counting them and the time lost, so the rate offered never exceeds the one asked for, not
+// even after a stall or a link outage.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -25,7 +27,7 @@ public:
     explicit Pacer(const PacingPlan& p = {})
         : p_(p), gap_(p.pps > 0 ? 1e9 / p.pps : 0), rng_(p.seed * 0x9E3779B97F4A7C15ull + 1) {
         const double burst_time = gap_ * std::max<uint32_t>(p.max_burst, p.kind == PacingPlan::Kind::burst ? p.burst : 1);
-        tolerance_ns_ = std::max(2.0 * burst_time, 100e3);
+        tolerance_ns_ = std::max(2.0 * burst_time, 1e6);
     }
     bool limited() const { return p_.pps > 0; }
     void start(uint64_t now_ns) { next_ = static_cast<double>(now_ns); }

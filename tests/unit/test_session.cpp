@@ -96,9 +96,9 @@ TEST(Session, WireLossIsExactAndTheThresholdJudgesIt) {
     ASSERT_EQ(r.streams.size(), 1u);
     EXPECT_EQ(r.streams[0].lost, 1000u);
     EXPECT_EQ(r.verdict, result::Verdict::fail) << "10 % lost against --max-loss 5";
-    EXPECT_NE(r.verdict_reason.find("exceeds --max-loss 5%"), std::string::npos) << r.verdict_reason;
+    EXPECT_NE(r.verdict_reason.find("loss: 10.000000 % (1000 of 10000) (threshold --max-loss 5 %)"), std::string::npos) << r.verdict_reason;
     auto lenient = spec;
-    lenient.max_loss_pct = 10;
+    lenient.thresholds.max_loss_pct = 10;
     engine::Session s2(loop::make_loop_backend(f), lenient);
     r = s2.run_trial(lenient.trial(), sink);
     EXPECT_EQ(r.lost, 1000u);

@@ -1,0 +1,115 @@
+#include "result/checks.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "spec/rate.h"
+
+namespace lr::result {
+namespace {
+
+std::string time_text(double s) {
+    if (s < 1e-3) return fmt::format("{:.3f} us", s * 1e6);
+    if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
+    return fmt::format("{:.3f} s", s);
+}
+
+Check at_most(std::string name, std::string option, double measured, double limit, std::string unit,
+              std::string measured_text, std::string limit_text) {
+    return Check{std::move(name), std::move(option), measured <= limit, measured, limit, std::move(unit),
+                 std::move(measured_text), std::move(limit_text)};
+}
+
+Check unmeasured(std::string name, std::string option, double limit, std::string unit, std::string limit_text,
+                 const char* why) {
+    return Check{std::move(name), std::move(option), false, 0, limit, std::move(unit), why, std::move(limit_text)};
+}
+
+}  // namespace
+
+std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r, double line_rate_bps,
+                                const std::string& label) {
+    std::vector<Check> out;
+    const auto named = [&](const char* what) { return label.empty() ? std::string(what) : fmt::format("{} {}", what, label); };
+    if (th.max_loss_pct) {
+        const double pct = r.tx.packets ? 100.0 * r.lost / r.tx.packets : 0;
+        out.push_back(at_most(named("loss"), "max-loss", pct, *th.max_loss_pct, "%",
+                              fmt::format("{:.6f} % ({} of {})", pct, r.lost, r.tx.packets),
+                              fmt::format("{} %", *th.max_loss_pct)));
+    }
+    if (th.min_throughput) {
+        const double pps = r.tx_seconds > 0 ? r.rx.unique / r.tx_seconds : 0;
+        auto c = throughput_check(*th.min_throughput, pps, r.trial.frame_size, line_rate_bps, label);
+        c.name = named("received rate");
+        out.push_back(std::move(c));
+    }
+    const auto s = summarize(r.latency);
+    if (th.max_latency_s) {
+        if (s.count == 0)
+            out.push_back(unmeasured(named("latency max"), "max-latency", *th.max_latency_s, "s",
+                                     time_text(*th.max_latency_s), "not measured (no timestamped frame arrived)"));
+        else
+            out.push_back(at_most(named("latency max"), "max-latency", s.max * 1e-9, *th.max_latency_s, "s",
+                                  time_text(s.max * 1e-9), time_text(*th.max_latency_s)));
+    }
+    if (th.max_latency_p99_s) {
+        if (s.count == 0)
+            out.push_back(unmeasured(named("latency p99"), "max-latency-p99", *th.max_latency_p99_s, "s",
+                                     time_text(*th.max_latency_p99_s), "not measured (no timestamped frame arrived)"));
+        else
+            out.push_back(at_most(named("latency p99"), "max-latency-p99", s.p99 * 1e-9, *th.max_latency_p99_s, "s",
+                                  time_text(s.p99 * 1e-9), time_text(*th.max_latency_p99_s)));
+    }
+    if (th.max_jitter_s) {
+        double worst = -1;
+        for (const auto& st : r.streams)
+            if (st.received > 1) worst = std::max(worst, st.jitter_ns * 1e-9);
+        if (worst < 0)
+            out.push_back(unmeasured(named("jitter"), "max-jitter", *th.max_jitter_s, "s", time_text(*th.max_jitter_s),
+                                     "not measured (no stream received two frames)"));
+        else
+            out.push_back(at_most(named("jitter"), "max-jitter", worst, *th.max_jitter_s, "s", time_text(worst),
+                                  time_text(*th.max_jitter_s)));
+    }
+    if (th.max_rate_error_pct && r.rate.requested_pps > 0) {
+        const double e = std::abs(r.rate.error_pct);
+        out.push_back(at_most(named("rate error"), "max-rate-error", e, *th.max_rate_error_pct, "%",
+                              fmt::format("{:.3f} % (offered {} of {})", r.rate.error_pct,
+                                          spec::format_pps(r.rate.offered_pps), spec::format_pps(r.rate.requested_pps)),
+                              fmt::format("{} %", *th.max_rate_error_pct)));
+    }
+    return out;
+}
+
+Check throughput_check(const spec::RateSpec& min, double found_pps, unsigned frame_size, double line_rate_bps,
+                       const std::string& label) {
+    Check c;
+    c.name = label.empty() ? "throughput" : fmt::format("throughput {}", label);
+    c.option = "min-throughput";
+    c.unit = "pps";
+    c.measured = found_pps;
+    c.measured_text = spec::describe_rate(found_pps, frame_size, line_rate_bps);
+    try {
+        c.threshold = spec::to_pps(min, frame_size, line_rate_bps);
+        c.threshold_text = fmt::format("{} = {}", min.str(), spec::format_pps(c.threshold));
+        c.pass = found_pps >= c.threshold;
+    } catch (const std::exception& e) {
+        c.threshold_text = min.str();
+        c.measured_text += fmt::format(" (threshold unusable: {})", e.what());
+        c.pass = false;
+    }
+    return c;
+}
+
+std::string first_failure(const std::vector<Check>& checks) {
+    for (const auto& c : checks)
+        if (!c.pass)
+            return fmt::format("{}: {} (threshold --{} {})", c.name, c.measured_text, c.option, c.threshold_text);
+    return {};
+}
+
+bool all_pass(const std::vector<Check>& checks) {
+    return std::all_of(checks.begin(), checks.end(), [](const Check& c) { return c.pass; });
+}
+
+}  // namespace lr::result

@@ -1,0 +1,53 @@
+// Shared by the files that write rows of the option table (spec/options.cpp,
+// spec/procedure_options.cpp): value helpers and the command masks.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+#include "spec/options.h"
+
+namespace lr::spec::option_rows {
+
+using J = nlohmann::json;
+using Values = std::vector<std::string>;
+constexpr unsigned kRun = unsigned(Command::run), kReflect = unsigned(Command::reflect),
+                   kProc = unsigned(Command::procedure), kAll = kRun | kReflect | kProc, kMeasure = kRun | kProc;
+
+inline const std::string& one(const Values& v) { return v.back(); }  // a repeated single option: the last wins
+
+inline bool parse_bool(const std::string& s, std::string_view what) {
+    if (s == "true" || s == "1" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "0" || s == "no" || s == "off") return false;
+    throw UsageError(fmt::format("invalid {} \"{}\": expected true or false", what, s));
+}
+
+inline double parse_percent(const std::string& s, std::string_view what) {
+    size_t pos = 0;
+    double v = 0;
+    try {
+        v = std::stod(s, &pos);
+    } catch (const std::exception&) {
+        pos = 0;
+    }
+    if (s.empty() || pos != s.size() || !(v >= 0 && v <= 100))
+        throw UsageError(fmt::format("invalid {} \"{}\": expected a percentage between 0 and 100", what, s));
+    return v;
+}
+
+template <class T>
+J opt(const std::optional<T>& v) {
+    return v ? J(*v) : J(nullptr);
+}
+
+// The rows of the procedures (sweep, throughput, latency, frame-loss, back-to-back), the
+// thresholds and the JUnit output, appended to the table.
+void add_procedure_rows(std::vector<OptionDef>& t);
+
+}  // namespace lr::spec::option_rows
