@@ -76,8 +76,10 @@ int execute_run(engine::Session& session, const spec::RunSpec& spec, const Execu
 }
 
 int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info) {
-    fmt::print("linerate {}: sizes {}, {} search\n", spec::to_string(spec.procedure.kind),
-               fmt::join(spec.procedure.sizes, " "), spec.procedure.search);
+    const bool searches = spec.procedure.kind == spec::Procedure::throughput ||
+                          (spec.procedure.kind == spec::Procedure::latency && !spec.rate.limited());
+    fmt::print("linerate {}: sizes {} B{}\n", spec::to_string(spec.procedure.kind), fmt::join(spec.procedure.sizes, " "),
+               searches ? fmt::format(", {}", spec.procedure.search == "mlr" ? "MLRsearch" : "binary search") : "");
     std::fflush(stdout);
     const auto r = procedures::run_procedure(session, spec.quiet ? nullptr : stdout);
     report::print_procedure(stdout, r);

@@ -131,6 +131,7 @@ SearchResult search_throughput(TrialRunner& run, const spec::RunSpec& spec, unsi
     lim.min_load = range.min_pps;
     lim.max_load = range.max_pps;
     lim.max_trials = spec.procedure.max_trials;
+    lim.invalid_retries = kInvalidRetries;
     const Measurer m = [&](double load, double duration_s, const std::string& why) {
         if (run.interrupted()) return TrialOutcome{0, 0, 0, false, "interrupted"};
         const auto l = run.run({size, load, duration_s, std::nullopt, why});
@@ -140,6 +141,7 @@ SearchResult search_throughput(TrialRunner& run, const spec::RunSpec& spec, unsi
 }
 
 TrialLog run_valid(TrialRunner& run, const TrialPlan& p, result::TrialResult* r, unsigned retries) {
+    retries = std::min(retries, kInvalidRetries);
     auto l = run.run(p, r);
     for (unsigned i = 0; i < retries && !l.valid && !run.interrupted(); ++i) {
         auto again = p;

@@ -101,8 +101,11 @@ LoadRange load_range(TrialRunner& run, unsigned size);
 // Search goals' throughput at `size` (first goal's conditional throughput).
 SearchResult search_throughput(TrialRunner& run, const spec::RunSpec& spec, unsigned size, const LoadRange& range,
                                const std::vector<Goal>& goals);
+// How often an invalid trial is repeated before the procedure ends with its reason: a
+// generator preempted for a few milliseconds (a shared core) misses the 0.1 % now and then.
+inline constexpr unsigned kInvalidRetries = 4;
 // A trial repeated while invalid, at most `retries` more times; the last one is returned.
-TrialLog run_valid(TrialRunner& run, const TrialPlan& p, result::TrialResult* r, unsigned retries = 2);
+TrialLog run_valid(TrialRunner& run, const TrialPlan& p, result::TrialResult* r, unsigned retries = kInvalidRetries);
 // The non-search procedures' trial length: --trial-duration, else --duration.
 double plain_trial_s(const spec::RunSpec& spec);
 

@@ -91,7 +91,9 @@ Check throughput_check(const spec::RateSpec& min, double found_pps, unsigned fra
     c.measured_text = spec::describe_rate(found_pps, frame_size, line_rate_bps);
     try {
         c.threshold = spec::to_pps(min, frame_size, line_rate_bps);
-        c.threshold_text = fmt::format("{} = {}", min.str(), spec::format_pps(c.threshold));
+        c.threshold_text = min.unit == spec::RateSpec::Unit::pps
+                               ? min.str()
+                               : fmt::format("{} = {}", min.str(), spec::format_pps(c.threshold));
         c.pass = found_pps >= c.threshold;
     } catch (const std::exception& e) {
         c.threshold_text = min.str();

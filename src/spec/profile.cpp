@@ -46,7 +46,11 @@ struct Loader {
             throw UsageError(fmt::format("{}: {} is given twice (first at {})", at, key, it->second));
         seen[key] = at;
         if (key == "procedure") {
-            p.procedure = parse_procedure(scalar_text(v, at, key), fmt::format("{}: procedure", at));
+            try {
+                p.procedure = parse_procedure(scalar_text(v, at, key), "procedure");
+            } catch (const UsageError& e) {
+                throw UsageError(fmt::format("{}: {}", where(p.path, v.source()), e.what()));
+            }
             return;
         }
         if (key == "name" || key == "description") {
@@ -84,6 +88,8 @@ struct Loader {
         for (const auto& [k, v] : t) {
             if (const auto* sub = v.as_table()) {
                 const auto at = where(p.path, k.source());
+                if (sub->is_inline())
+                    throw UsageError(fmt::format("{}: {}: a table where a value is expected", at, k.str()));
                 if (!top) throw UsageError(fmt::format("{}: [{}]: sections do not nest", at, k.str()));
                 if (!section_names().count(k.str()))
                     throw UsageError(fmt::format("{}: unknown section [{}] (sections: ports, frames, run, "

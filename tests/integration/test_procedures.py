@@ -1,0 +1,260 @@
+"""Rates, patterns and the procedures end to end on the veth test bed, on both backends:
+requested rates checked against the receiving interface's own counter; burst and poisson
+departures checked statistically against the sender's timestamps; RFC 2544 throughput found
+through a device under test of known capacity (an XDP token bucket in a middle namespace,
+whose own counters must add up to linerate's trials); sweeps with exact counts per row; the
+latency, frame-loss and back-to-back procedures; profiles run by `check`, with JUnit output."""
+import json
+import os
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+
+import lrtest
+from lrtest import LINERATE, check
+from testbed import DutBed, VethBed, unique
+
+DUT = os.environ.get("DUT_POLICER", os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf", "dut_policer"))
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DUT_RATE, DUT_BURST = 100_000, 256  # the device under test's capacity (pps) and bucket (frames)
+
+SAMPLER = """
+import sys, time
+path = f"/sys/class/net/{sys.argv[1]}/statistics/rx_packets"
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    with open(path) as f:
+        print(time.monotonic(), f.read().strip(), flush=True)
+    time.sleep(0.05)
+"""
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def backend_args(backend, bed, tx, rx=None):
+    """linerate's port options for `backend`; DPDK reaches the veths through net_af_xdp."""
+    if backend == "afxdp":
+        return ["--backend", "afxdp", "--tx", tx] + (["--rx", rx] if rx else []), []
+    eal = [f"--vdev=net_af_xdp0,iface={tx}"] + ([f"--vdev=net_af_xdp1,iface={rx}"] if rx else []) + ["--no-pci"]
+    return ["--tx", "net_af_xdp0"] + (["--rx", "net_af_xdp1"] if rx else []), eal
+
+
+def rate_accuracy(backend):
+    """The rate the receiving interface counted (its own rx_packets, sampled every 50 ms in its
+    namespace) is within 1 % of the request; a count run sends exactly N."""
+    with VethBed(unique("lpr")) as bed:
+        for rate in (10_000, 100_000, 500_000):
+            n = int(rate * 2)
+            sampler = subprocess.Popen(bed.wrap(bed.nsb, ["python3", "-c", SAMPLER, bed.ifb, "6"]),
+                                       stdout=subprocess.PIPE, text=True)
+            args, eal = backend_args(backend, bed, bed.ifa)
+            with tempfile.TemporaryDirectory() as d:
+                r = bed.run(bed.nsa, [LINERATE, "run", "-q", *args, "--count", str(n), "--rate", str(rate),
+                                      "--json", f"{d}/r.json"] + (["--"] + eal if eal else []), timeout=60)
+                check(r.returncode == 0, f"{backend} {rate}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+                rep = load(f"{d}/r.json")
+            out, _ = sampler.communicate(timeout=30)
+            samples = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
+            base = samples[0][1]
+            got = samples[-1][1] - base
+            check(got == n, f"{backend} {rate}: {bed.ifb} counted {got} frames, asked {n}")
+            check(rep["totals"]["tx"]["packets"] == n, f"linerate says {rep['totals']['tx']['packets']}")
+            # The steady part: between 10 % and 90 % of the frames.
+            mid = [(t, c - base) for t, c in samples if 0.1 * n <= c - base <= 0.9 * n]
+            check(len(mid) >= 10, f"{backend} {rate}: {len(mid)} samples in the steady part")
+            measured = (mid[-1][1] - mid[0][1]) / (mid[-1][0] - mid[0][0])
+            err = (measured - rate) / rate
+            print(f"     {backend} {rate:>7} pps: the receiver counted {measured:,.0f} pps ({100 * err:+.2f} %); "
+                  f"linerate: offered {rep['rate']['offered_pps']:,.0f}, departure stddev "
+                  f"{rep['rate']['departures']['stddev_ns'] / 1e3:.2f} us")
+            check(abs(err) < 0.01, f"{backend} {rate}: the receiver counted {measured:.0f} pps ({100 * err:+.2f} %)")
+            check(abs(rep["rate"]["error_pct"]) < 1, f"{backend} {rate}: rate error {rep['rate']['error_pct']} %")
+
+
+def pattern_statistics():
+    """poisson: exponential gaps (coefficient of variation 1, median ln 2 of the mean, tail
+    P(gap > 2.3 mean) = 10 %); burst:8: 7 of 8 gaps are 0, the 8th eight times the mean."""
+    with VethBed(unique("lpp")) as bed, tempfile.TemporaryDirectory() as d:
+        def departures(pattern):
+            r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "20000",
+                                  "--rate", "10k", "--pattern", pattern, "--seed", "7", "--json", f"{d}/r.json"],
+                        timeout=60)
+            check(r.returncode == 0, f"{pattern}: exit {r.returncode}\n{r.stderr}")
+            rep = load(f"{d}/r.json")
+            check(abs(rep["rate"]["error_pct"]) < 1, f"{pattern}: rate error {rep['rate']['error_pct']}")
+            return rep["rate"]["departures"]
+        g = departures("poisson")
+        cv, mean = g["stddev_ns"] / g["mean_ns"], g["mean_ns"]
+        check(abs(mean - 100e3) < 3e3, f"poisson mean gap {mean}")
+        check(0.9 < cv < 1.1, f"poisson coefficient of variation {cv}")
+        check(0.6 < g["p50_ns"] / mean < 0.8, f"poisson median/mean {g['p50_ns'] / mean} (ln 2 = 0.69)")
+        check(2.0 < g["p90_ns"] / mean < 2.6, f"poisson p90/mean {g['p90_ns'] / mean} (ln 10 = 2.30)")
+        g = departures("burst:8")
+        check(abs(g["zero_fraction"] - 7 / 8) < 0.01, f"burst:8 zero gaps {g['zero_fraction']}")
+        check(abs(g["p90_ns"] - 800e3) < 40e3, f"burst:8 gap between bursts {g['p90_ns']} ns, expected 800 us")
+        check(abs(g["mean_ns"] - 100e3) < 3e3, f"burst:8 mean gap {g['mean_ns']}")
+
+
+def dut_run(bed, backend, procedure, extra, timeout=600):
+    args, eal = backend_args(backend, bed, bed.ifa, bed.ifd)
+    with tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, procedure, *args, *extra, "--json", f"{d}/r.json"] +
+                    (["--"] + eal if eal else []), timeout=timeout)
+        rep = load(f"{d}/r.json") if os.path.exists(f"{d}/r.json") else None
+    return r, rep
+
+
+def dut_accounts_for(bed, rep):
+    """The DUT's own counters: everything linerate says it sent reached the DUT, and what
+    it forwarded is what linerate says arrived."""
+    dut = json.loads(bed.stop_dut())
+    sent = sum(t["sent"] for t in rep["trials"])
+    received = sum(t["received"] for t in rep["trials"])
+    check(dut["forwarded"] + dut["dropped"] == sent, f"DUT saw {dut}, linerate sent {sent}")
+    check(dut["forwarded"] == received, f"DUT forwarded {dut['forwarded']}, linerate received {received}")
+
+
+def throughput_ndr(backend, search="mlr", width=1.0):
+    """The NDR found through a DUT of capacity R is within the goal width of R (plus the
+    bucket's burst over a trial: R + B / T is what the DUT really forwards loss-free)."""
+    with DutBed(unique("lpd")) as bed:
+        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
+        r, rep = dut_run(bed, backend, "throughput", ["-q", "--search", search, "--max-rate", "200k",
+                                                      "--trial-duration", "1s", "--initial-duration", "0.2s",
+                                                      "--width", str(width)])
+        check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+        dut_accounts_for(bed, rep)
+    goal = rep["rows"][0]["goals"][0]
+    ndr = goal["throughput"]["pps"]
+    slack = width / 100 * DUT_RATE + DUT_BURST / 1.0
+    print(f"     {backend} {search}: NDR {ndr:,.0f} pps for a DUT of {DUT_RATE:,} pps, {len(rep['trials'])} trials, "
+          f"{rep['rows'][0]['trial_seconds']:.1f} trial-s")
+    check(abs(ndr - DUT_RATE) <= slack, f"NDR {ndr} pps, the DUT forwards {DUT_RATE} (+{DUT_BURST} burst)")
+    check(goal["regular"] and goal["lower_bound"]["pps"] <= ndr <= goal["upper_bound"]["pps"], f"goal {goal}")
+    check(all(t["why"] and "valid" in t for t in rep["trials"]), "every trial says why it was run")
+    check(rep["trials"][-1]["duration_s"] == 1.0 or search == "binary", "the answer is confirmed at full length")
+    check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}")
+
+
+def rfc2544_others():
+    """back-to-back: the DUT's bucket B at twice its rate passes 2B frames whole; frame-loss:
+    the loss at each load above R is what the bucket lets through, the walk stops after two
+    clean steps; latency: per size, at a given rate, every trial's frames."""
+    with DutBed(unique("lpo")) as bed:
+        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
+        r, rep = dut_run(bed, "afxdp", "back-to-back", ["-q", "--max-rate", "200k", "--trial-duration", "0.5s",
+                                                         "--repeat", "2"])
+        check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+        dut_accounts_for(bed, rep)
+        row = rep["rows"][0]
+        check(abs(row["mean"] - 2 * DUT_BURST) <= 0.05 * 2 * DUT_BURST, f"back-to-back {row}")
+
+        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
+        r, rep = dut_run(bed, "afxdp", "frame-loss", ["-q", "--max-rate", "150k", "--trial-duration", "0.5s",
+                                                       "--step", "10"])
+        check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+        dut_accounts_for(bed, rep)
+        steps = rep["rows"][0]["steps"]
+        for s in steps:
+            forwardable = DUT_RATE * 0.5 + DUT_BURST
+            expect = max(0.0, 1 - forwardable / s["sent"]) * 100
+            check(abs(s["frame_loss_pct"] - expect) < 1.0, f"at {s['load_pct']} %: {s['frame_loss_pct']} % lost, "
+                                                            f"expected {expect:.2f}")
+        check([s["frame_loss_pct"] for s in steps[-2:]] == [0, 0], f"ends after two clean steps: {steps}")
+
+        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
+        r, rep = dut_run(bed, "afxdp", "latency", ["-q", "--rate", "50k", "--sizes", "64,512", "--repeat", "3",
+                                                    "--trial-duration", "0.3s", "--max-latency", "1s"])
+        check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+        dut_accounts_for(bed, rep)
+        check([row["size"] for row in rep["rows"]] == [64, 512], f"rows {rep['rows']}")
+        for row in rep["rows"]:
+            check(len(row["per_trial"]) == 3 and row["latency"]["count"] == row["received"] == 3 * 15000,
+                  f"latency row {row}")
+        check(len(rep["checks"]) == 2 and all(c["pass"] for c in rep["checks"]), f"checks {rep['checks']}")
+
+
+def sweep_exact(backend):
+    with VethBed(unique("lps"), same_ns=True) as bed:
+        args, eal = backend_args(backend, bed, bed.ifa, bed.ifb)
+        with tempfile.TemporaryDirectory() as d:
+            r = bed.run(bed.nsa, [LINERATE, "sweep", "-q", *args, "--sizes", "64,512,1500", "--count", "20000",
+                                  "--rate", "100k", "--json", f"{d}/r.json"] + (["--"] + eal if eal else []),
+                        timeout=120)
+            check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+            rep = load(f"{d}/r.json")
+        check([row["size"] for row in rep["rows"]] == [64, 512, 1500], f"rows {rep['rows']}")
+        for row in rep["rows"]:
+            check(row["sent"] == row["received_frames"] == 20000 and row["loss_ratio"] == 0, f"row {row}")
+        check("1500B" in r.stdout and "512B" in r.stdout, "a table row per size")
+
+
+def check_profiles():
+    """config/testbed.toml with its ports overridden on the command line: passes, then fails
+    a threshold given on the command line; the JUnit file has a testcase per check."""
+    with VethBed(unique("lpc"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        profile = os.path.join(SRC, "config", "testbed.toml")
+        ports = ["--tx", bed.ifa, "--rx", bed.ifb]
+
+        def junit(path):
+            root = ET.parse(path).getroot()
+            check(root.tag == "testsuites", root.tag)
+            suites = root.findall("testsuite")
+            check(len(suites) == 1, "one suite")
+            s = suites[0]
+            cases = s.findall("testcase")
+            check(int(s.get("tests")) == len(cases) and int(root.get("tests")) == len(cases), "tests counts")
+            fails = [c for c in cases if c.find("failure") is not None]
+            check(int(s.get("failures")) == len(fails), "failure count")
+            check(all(c.get("classname") == "linerate.sweep" and c.get("name") for c in cases), "names")
+            props = {p.get("name"): p.get("value") for p in s.find("properties")}
+            check(props["profile"] == profile and props["backend"] == "afxdp", f"properties {props}")
+            return s, cases, fails
+
+        r = bed.run(bed.nsa, [LINERATE, "check", profile, *ports, "--junit", f"{d}/ok.xml"], timeout=120)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+        check(r.stdout.count("PASS ") == 12 and "FAIL" not in r.stdout, r.stdout)
+        s, cases, fails = junit(f"{d}/ok.xml")
+        check(s.get("name") == "veth test bed acceptance" and len(cases) == 12 and not fails, "12 passing checks")
+
+        r = bed.run(bed.nsa, [LINERATE, "check", profile, *ports, "--min-throughput", "40kpps",
+                              "--junit", f"{d}/fail.xml"], timeout=120)
+        check(r.returncode == 1, f"exit {r.returncode}, expected 1\n{r.stdout}{r.stderr}")
+        check(r.stdout.count("FAIL  received rate") == 3, r.stdout)
+        _, cases, fails = junit(f"{d}/fail.xml")
+        check(len(fails) == 3, f"{len(fails)} failures")
+        for c in fails:
+            f = c.find("failure")
+            check("measured" in f.get("message") and "40 kpps" in f.text and "kpps" in f.get("message"),
+                  f"failure {f.attrib} {f.text}")
+
+        bad = os.path.join(d, "bad.toml")
+        with open(bad, "w") as f:
+            f.write('procedure = "sweep"\n[run]\nrate = "20kpps"\nrate-limit = 5\n')
+        r = bed.run(bed.nsa, [LINERATE, "check", bad, *ports], timeout=30)
+        check(r.returncode == 2 and f"{bad}:4:1: unknown key \"rate-limit\"" in r.stderr, f"{r.returncode} {r.stderr}")
+        r = bed.run(bed.nsa, [LINERATE, "check", os.path.join(d, "none.toml")], timeout=30)
+        check(r.returncode == 2 and "couldn't read the profile" in r.stderr, f"{r.returncode} {r.stderr}")
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        lrtest.skip("needs root")
+    if not os.path.exists(DUT):
+        lrtest.skip(f"no DUT program at {DUT} (built with the AF_XDP backend)")
+    lrtest.need_root_and_hugepages()
+    r = lrtest.Results()
+    r.case("rate accuracy 10k/100k/500k, afxdp, counted by the receiving veth", rate_accuracy, "afxdp")
+    r.case("rate accuracy 10k/100k/500k, dpdk net_af_xdp, counted by the receiving veth", rate_accuracy, "dpdk")
+    r.case("burst:8 and poisson departures, statistically", pattern_statistics)
+    r.case("sweep: a row per size, exact, afxdp", sweep_exact, "afxdp")
+    r.case("sweep: a row per size, exact, dpdk", sweep_exact, "dpdk")
+    r.case("RFC 2544 NDR through a DUT of known capacity, MLRsearch, afxdp", throughput_ndr, "afxdp")
+    r.case("RFC 2544 NDR through a DUT of known capacity, MLRsearch, dpdk", throughput_ndr, "dpdk")
+    r.case("RFC 2544 NDR through a DUT of known capacity, binary search, afxdp", throughput_ndr, "afxdp", "binary", 2.0)
+    r.case("RFC 2544 back-to-back, frame loss, latency through the DUT", rfc2544_others)
+    r.case("check: a profile passes, fails, and bad files are refused; JUnit", check_profiles)
+    r.finish()

@@ -1,0 +1,128 @@
+// The procedures on the in-memory backend (exact counts per row, frame loss that follows the
+// wire's loss, invalid trials never counted as the device's loss), the checks behind every
+// verdict, and the JUnit file.
+#include <gtest/gtest.h>
+
+#include "backend/loop/loop_backend.h"
+#include "procedures/procedures.h"
+#include "report/checks_report.h"
+#include "result/checks.h"
+#include "spec/options.h"
+
+using namespace lr;
+
+namespace {
+
+spec::RunSpec make_spec(spec::OptionValues o, spec::Procedure kind) {
+    auto s = spec::build_run_spec(o, kind);
+    s.backend = spec::BackendKind::loop;
+    s.interval_s = 0.05;
+    return s;
+}
+
+}  // namespace
+
+TEST(Procedures, ASweepHasARowPerSizeWithExactCounts) {
+    const auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"sizes", {"64,512,1518"}}, {"count", {"5000"}},
+                                 {"max-loss", {"0"}}},
+                                spec::Procedure::sweep);
+    engine::Session s(loop::make_loop_backend(), spec);
+    const auto r = procedures::run_procedure(s, nullptr);
+    ASSERT_EQ(r.sweep.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r.sweep[i].size, (std::vector<unsigned>{64, 512, 1518})[i]);
+        EXPECT_EQ(r.sweep[i].trial.sent, 5000u);
+        EXPECT_EQ(r.sweep[i].trial.received, 5000u);
+    }
+    ASSERT_EQ(r.checks.size(), 3u);
+    EXPECT_EQ(r.checks[2].name, "loss 1518B");
+    EXPECT_EQ(r.verdict(), result::Verdict::pass);
+    EXPECT_EQ(r.trials.size(), 3u);
+}
+
+TEST(Procedures, FrameLossFollowsTheWireAndAThresholdJudgesTheTopLoad) {
+    // The wire loses every 100th frame: 1 % at every load, so the procedure never sees two
+    // clean trials and walks down to the last step above 0 %.
+    const auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"200k"}}, {"step", {"25"}},
+                                 {"trial-duration", {"100ms"}}, {"max-loss", {"0.5"}}},
+                                spec::Procedure::frame_loss);
+    engine::Session s(loop::make_loop_backend({.drop_every = 100}), spec);
+    const auto r = procedures::run_procedure(s, nullptr);
+    ASSERT_FALSE(r.invalid) << r.invalid_reason;
+    ASSERT_EQ(r.frame_loss.size(), 1u);
+    const auto& steps = r.frame_loss[0].steps;
+    ASSERT_EQ(steps.size(), 4u) << "100, 75, 50, 25 %";
+    for (const auto& st : steps) {
+        EXPECT_EQ(st.sent, static_cast<uint64_t>(st.load_pps * 0.1 + 0.5));
+        EXPECT_NEAR(st.loss_pct, 1.0, 0.05);
+    }
+    ASSERT_EQ(r.checks.size(), 1u);
+    EXPECT_FALSE(r.checks[0].pass);
+    EXPECT_EQ(r.verdict(), result::Verdict::fail);
+}
+
+TEST(Procedures, FrameLossStopsAfterTwoCleanTrials) {
+    const auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"100k"}}, {"trial-duration", {"100ms"}}},
+                                spec::Procedure::frame_loss);
+    engine::Session s(loop::make_loop_backend(), spec);
+    const auto r = procedures::run_procedure(s, nullptr);
+    ASSERT_EQ(r.frame_loss.size(), 1u);
+    EXPECT_EQ(r.frame_loss[0].steps.size(), 2u) << "100 % and 90 % lost nothing";
+}
+
+TEST(Procedures, AnInvalidTrialIsNeverTheDevicesLoss) {
+    result::TrialResult r;
+    r.tx.packets = 1000;
+    r.rx.unique = 900;
+    r.rate.offered_pps = 1000;
+    procedures::TrialPlan p{64, 1000, 1, std::nullopt, ""};
+    EXPECT_EQ(procedures::invalid_reason(p, r, 0), "");
+    EXPECT_NE(procedures::invalid_reason(p, r, 100).find("instrument's own receive path dropped 100"),
+              std::string::npos);
+    r.rate.offered_pps = 998;
+    EXPECT_NE(procedures::invalid_reason(p, r, 0).find("more than 0.1 % off"), std::string::npos);
+    r.rate.offered_pps = 1000;
+    r.rate.stretch_pct = 1.5;
+    EXPECT_NE(procedures::invalid_reason(p, r, 0).find("1.5 % longer"), std::string::npos);
+    r.rate.stretch_pct = 0;
+    r.violations = {"RX exceeded TX"};
+    EXPECT_EQ(procedures::invalid_reason(p, r, 0), "RX exceeded TX");
+}
+
+TEST(Checks, EveryThresholdIsJudgedAndAnUnmeasuredOneFails) {
+    result::TrialResult r;
+    r.trial.frame_size = 64;
+    r.tx.packets = 1000;
+    r.rx.unique = 990;
+    r.lost = 10;
+    r.tx_seconds = 1;
+    spec::Thresholds th;
+    th.max_loss_pct = 1;
+    th.min_throughput = spec::parse_rate("1kpps", "t");
+    th.max_latency_p99_s = 1e-3;
+    const auto c = result::trial_checks(th, r, 0, "64B");
+    ASSERT_EQ(c.size(), 3u);
+    EXPECT_TRUE(c[0].pass) << "1 % lost, 1 % allowed";
+    EXPECT_FALSE(c[1].pass) << "990 pps received, 1 kpps asked";
+    EXPECT_FALSE(c[2].pass) << "no latency was measured: never a silent pass";
+    EXPECT_NE(c[2].measured_text.find("not measured"), std::string::npos);
+    EXPECT_EQ(result::first_failure(c).rfind("received rate 64B: 990 pps", 0), 0u) << result::first_failure(c);
+}
+
+TEST(Junit, OneTestcasePerCheckFailuresCarryTheMeasuredValue) {
+    report::JunitSuite s;
+    s.name = "a <profile> & more";
+    s.classname = "linerate.sweep";
+    s.checks = {{"loss 64B", "max-loss", true, 0, 0, "%", "0 %", "0 %"},
+                {"latency p99 64B", "max-latency-p99", false, 2e-3, 1e-3, "s", "2.000 ms", "1.000 ms"}};
+    s.invalid = true;
+    s.invalid_reason = "a trial's \"rate\" was off";
+    const auto x = report::junit_xml(s);
+    EXPECT_NE(x.find("<testsuites name=\"linerate\" tests=\"3\" failures=\"1\" errors=\"1\""), std::string::npos) << x;
+    EXPECT_NE(x.find("name=\"a &lt;profile&gt; &amp; more\""), std::string::npos) << x;
+    EXPECT_NE(x.find("<failure type=\"threshold\" message=\"measured 2.000 ms &lt;= threshold 1.000 ms"),
+              std::string::npos)
+        << x;
+    EXPECT_NE(x.find("<error type=\"invalid\" message=\"a trial&apos;s &quot;rate&quot; was off\""), std::string::npos)
+        << x;
+}
