@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "cli/execute.h"
+#include "report/checks_report.h"
+#include "util/error.h"
 #include "spec/options.h"
 #include "spec/profile.h"
 
@@ -82,7 +84,22 @@ int CheckCommand::run() {
     info.suite = profile.name;
     info.properties = {{"profile", profile.path}};
     info.print_checks = true;
-    return execute(spec, info);
+    try {
+        return execute(spec, info);
+    } catch (const Error& e) {
+        // A CI server still gets its JUnit file: one error testcase with the reason.
+        if (!spec.junit_path.empty()) {
+            report::JunitSuite s;
+            s.name = profile.name;
+            s.classname = fmt::format("linerate.{}", spec::to_string(spec.procedure.kind));
+            s.properties = info.properties;
+            s.invalid = true;
+            s.invalid_reason = e.what();
+            s.error_case = "setup";
+            report::write_junit(spec.junit_path, s);
+        }
+        throw;
+    }
 }
 
 }  // namespace lr::cli

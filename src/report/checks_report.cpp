@@ -80,9 +80,11 @@ std::string junit_xml(const JunitSuite& s) {
         x += "    </properties>\n";
     }
     if (s.invalid)
-        x += fmt::format("    <testcase name=\"valid run\" classname=\"{}\" time=\"0\">\n"
-                         "      <error type=\"invalid\" message=\"{}\">{}</error>\n    </testcase>\n",
-                         xml_escape(s.classname), xml_escape(s.invalid_reason), xml_escape(s.invalid_reason));
+        x += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"0\">\n"
+                         "      <error type=\"{}\" message=\"{}\">{}</error>\n    </testcase>\n",
+                         xml_escape(s.error_case), xml_escape(s.classname),
+                         s.error_case == "valid run" ? "invalid" : "setup", xml_escape(s.invalid_reason),
+                         xml_escape(s.invalid_reason));
     for (const auto& c : s.checks) {
         x += fmt::format("    <testcase name=\"{}\" classname=\"{}\" time=\"0\">\n", xml_escape(c.name),
                          xml_escape(s.classname));
@@ -93,7 +95,7 @@ std::string junit_xml(const JunitSuite& s) {
         else
             x += fmt::format("      <failure type=\"threshold\" message=\"{}\">measured: {}\nthreshold: {} {}\n"
                              "option: --{}</failure>\n",
-                             xml_escape(text), xml_escape(c.measured_text), comparison(c),
+                             xml_escape(text), xml_escape(c.measured_text), xml_escape(comparison(c)),
                              xml_escape(c.threshold_text), xml_escape(c.option));
         x += "    </testcase>\n";
     }

@@ -23,8 +23,9 @@ struct JunitSuite {
     std::string classname;   // "linerate.throughput"
     double seconds = 0;
     std::vector<result::Check> checks;
-    bool invalid = false;
+    bool invalid = false;         // an error testcase: the run was invalid, or could not start
     std::string invalid_reason;
+    std::string error_case = "valid run";  // its name ("setup" when the ports could not be opened)
     std::vector<std::pair<std::string, std::string>> properties;  // profile, backend, ports...
 };
 // Writes atomically. Throws lr::EnvError when the file can't be written.

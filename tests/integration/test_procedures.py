@@ -201,7 +201,11 @@ def check_profiles():
         ports = ["--tx", bed.ifa, "--rx", bed.ifb]
 
         def junit(path):
-            root = ET.parse(path).getroot()
+            try:
+                root = ET.parse(path).getroot()
+            except ET.ParseError as e:
+                with open(path, errors="replace") as f:
+                    raise AssertionError(f"{path}: {e}\n{f.read()}") from e
             check(root.tag == "testsuites", root.tag)
             suites = root.findall("testsuite")
             check(len(suites) == 1, "one suite")
@@ -237,6 +241,12 @@ def check_profiles():
             f.write('procedure = "sweep"\n[run]\nrate = "20kpps"\nrate-limit = 5\n')
         r = bed.run(bed.nsa, [LINERATE, "check", bad, *ports], timeout=30)
         check(r.returncode == 2 and f"{bad}:4:1: unknown key \"rate-limit\"" in r.stderr, f"{r.returncode} {r.stderr}")
+        # Ports that cannot be opened: the CI server still gets a JUnit file saying why.
+        r = bed.run(bed.nsa, [LINERATE, "check", profile, "--tx", "nosuch0", "--rx", bed.ifb,
+                              "--junit", f"{d}/setup.xml"], timeout=30)
+        check(r.returncode == 2 and 'unknown interface "nosuch0"' in r.stderr, f"{r.returncode} {r.stderr}")
+        err = ET.parse(f"{d}/setup.xml").getroot().find("testsuite/testcase/error")
+        check(err is not None and err.get("type") == "setup" and "nosuch0" in err.get("message"), "setup error case")
         r = bed.run(bed.nsa, [LINERATE, "check", os.path.join(d, "none.toml")], timeout=30)
         check(r.returncode == 2 and "couldn't read the profile" in r.stderr, f"{r.returncode} {r.stderr}")
 

@@ -123,6 +123,8 @@ TEST(Junit, OneTestcasePerCheckFailuresCarryTheMeasuredValue) {
     EXPECT_NE(x.find("<failure type=\"threshold\" message=\"measured 2.000 ms &lt;= threshold 1.000 ms"),
               std::string::npos)
         << x;
+    EXPECT_NE(x.find("threshold: &lt;= 1.000 ms"), std::string::npos) << "escaped in the text too: " << x;
+    EXPECT_EQ(x.find("<="), std::string::npos) << x;
     EXPECT_NE(x.find("<error type=\"invalid\" message=\"a trial&apos;s &quot;rate&quot; was off\""), std::string::npos)
         << x;
 }
