@@ -113,6 +113,52 @@ void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::v
                                       rr.behind_s, rr.skipped));
 }
 
+// Who dropped what: each sending port's count against its device's own, and the loss split
+// between this host (egress device, receive path) and the path under test.
+void account_losses(result::TrialResult& r, bool reflect) {
+    std::vector<int> role(r.ports.size(), 0);  // bit 0: sends, bit 1: receives
+    std::vector<uint64_t> handed(r.ports.size(), 0);
+    for (const auto& q : r.queues) {
+        if (q.id.port_index >= r.ports.size()) continue;
+        role[q.id.port_index] |= q.id.dir == Dir::tx ? 1 : 2;
+        if (q.id.dir == Dir::tx) handed[q.id.port_index] += q.final.packets;
+    }
+    auto& a = r.loss;
+    for (size_t p = 0; p < r.ports.size(); ++p) {
+        const auto& ps = r.ports[p];
+        if (role[p] & 1) {
+            a.egress_dropped += ps.egress_drops();
+            std::string name;
+            for (const auto& q : r.queues)
+                if (q.id.port_index == p) name = q.id.port;
+            result::TxReconciliation t{name, handed[p], ps.opackets, ps.egress_drops()};
+            if (!t.agrees())
+                r.notes.push_back(fmt::format(
+                    "{}: linerate handed {} frames to the device, which counted {} transmitted and {} dropped "
+                    "({:+} frames: other traffic on the port, or a device that does not count all it drops)",
+                    name, t.handed, t.transmitted, t.dropped,
+                    static_cast<int64_t>(t.transmitted + t.dropped) - static_cast<int64_t>(t.handed)));
+            r.tx_ports.push_back(std::move(t));
+        }
+        if (role[p] & 2) a.host_rx_dropped += ps.host_rx_drops();
+    }
+    a.lost = r.lost;
+    const uint64_t host = a.egress_dropped + a.host_rx_dropped;
+    a.unaccounted = a.lost > host ? a.lost - host : 0;
+    if (a.egress_dropped && !r.loopback && !r.round_trip && !reflect)
+        r.violations.push_back(fmt::format("the egress device dropped {} of the {} frames linerate handed it: they "
+                                           "were counted as sent but never left (is the far end down?)",
+                                           a.egress_dropped, r.tx.packets));
+    else if (a.egress_dropped)
+        r.notes.push_back(fmt::format("this host's egress device dropped {} frames linerate had handed it",
+                                      a.egress_dropped));
+    if (a.host_rx_dropped)
+        r.notes.push_back(fmt::format("this host's receive path dropped {} frames that reached it (no socket on "
+                                      "their queue, a full socket ring, or the NIC missed them): not the network's "
+                                      "loss",
+                                      a.host_rx_dropped));
+}
+
 }  // namespace
 
 void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin,
@@ -165,6 +211,7 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
     // Loss counts distinct test frames: foreign and malformed frames, duplicates and late
     // arrivals never make up for a lost one.
     if (r.loopback && r.rx.unique <= r.tx.packets) r.lost = r.tx.packets - r.rx.unique;
+    account_losses(r, spec.reflect);
     if (spec.count && spec.tx_enabled() && r.tx.packets != *spec.count && !ended_early)
         r.violations.push_back(fmt::format("sent {} packets but --count asked for {}", r.tx.packets, *spec.count));
     if (r.tx.unsent)

@@ -7,11 +7,6 @@
 
 namespace lr::procedures {
 
-uint64_t host_rx_drops(const result::TrialResult& r) {
-    uint64_t d = 0;
-    for (const auto& p : r.ports) d += p.imissed + p.rx_nombuf + p.xdp_redirect_failed + p.xsk_rx_dropped + p.xsk_rx_ring_full;
-    return d;
-}
 
 std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops) {
     if (r.interrupted) return "interrupted";
@@ -25,6 +20,8 @@ std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uin
         if (r.rate.stretch_pct > 1)
             return fmt::format("the trial took {:.1f} % longer than planned", r.rate.stretch_pct);
     }
+    if (r.loss.egress_dropped)
+        return fmt::format("this host's egress device dropped {} of the frames handed to it", r.loss.egress_dropped);
     if (host_drops) return fmt::format("the instrument's own receive path dropped {} frames", host_drops);
     if (r.rx.unique > r.tx.packets)
         return fmt::format("received {} distinct test frames, more than the {} sent", r.rx.unique, r.tx.packets);
@@ -50,7 +47,7 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.tx_seconds = r.tx_seconds;
     l.sent = r.tx.packets;
     l.received = std::min(r.rx.unique, r.tx.packets);
-    l.host_drops = host_rx_drops(r);
+    l.host_drops = r.loss.host_rx_dropped;
     l.loss_ratio = l.sent ? static_cast<double>(l.sent - l.received) / l.sent : 0;
     l.invalid_reason = invalid_reason(p, r, l.host_drops);
     l.valid = l.invalid_reason.empty();

@@ -55,11 +55,8 @@ private:
     std::vector<TrialLog> log_;
 };
 
-// Frames the instrument's receive side dropped itself (missed by the NIC, no buffer, the XDP
-// program could not redirect, the socket's ring was full) over a trial.
-uint64_t host_rx_drops(const result::TrialResult& r);
-
-// The trial's validity (see above); "" when valid.
+// The trial's validity (see above); "" when valid. host_drops: what the instrument's receive
+// side dropped itself (missed by the NIC, no buffer, no socket, a full socket ring).
 std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops);
 
 }  // namespace lr::procedures

@@ -100,9 +100,16 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::Tria
     if (spec.outstanding)
         fmt::print(out, "Transactions: {} answered, {:.0f}/s with at most {} outstanding per queue; {} timed out\n",
                    r.rx.unique, r.transactions_per_s, spec.outstanding, r.timeouts);
-    if (r.loopback)
-        fmt::print(out, "Lost: {} ({:.6f}%) after {:.3f}s drain\n", r.lost,
-                   r.tx.packets ? 100.0 * r.lost / r.tx.packets : 0.0, r.drain_seconds);
+    for (const auto& t : r.tx_ports)
+        fmt::print(out, "TX {}: handed {} frames to the device; it transmitted {} and dropped {}{}\n", t.port, t.handed,
+                   t.transmitted, t.dropped, t.agrees() ? "" : " (does not add up: see the note)");
+    if (r.loopback) {
+        const auto& a = r.loss;
+        fmt::print(out, "Lost: {} ({:.6f}%) after {:.3f}s drain: {} dropped by this host's receive path, {} by its "
+                        "egress device, {} unaccounted (lost on the path under test)\n",
+                   r.lost, r.tx.packets ? 100.0 * r.lost / r.tx.packets : 0.0, r.drain_seconds, a.host_rx_dropped,
+                   a.egress_dropped, a.unaccounted);
+    }
     uint64_t drops = 0;
     for (const auto& p : r.ports) drops += p.drops();
     fmt::print(out, "Port drop counters (missed+errors+no-mbuf): {}\n", drops);

@@ -145,6 +145,8 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                          {"imissed", p.imissed},
                          {"ierrors", p.ierrors},
                          {"oerrors", p.oerrors},
+                         {"idropped", p.idropped},
+                         {"odropped", p.odropped},
                          {"rx_nombuf", p.rx_nombuf},
                          {"xdp",
                           {{"received", p.xdp_received},
@@ -160,6 +162,14 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                            {"tx_ring_empty_descs", p.xsk_tx_ring_empty}}}});
     }
     j["port_counters"] = std::move(ports);
+    auto recon = nlohmann::json::array();
+    for (const auto& t : r.tx_ports)
+        recon.push_back({{"port", t.port},
+                         {"handed", t.handed},
+                         {"device_transmitted", t.transmitted},
+                         {"device_dropped", t.dropped},
+                         {"agrees", t.agrees()}});
+    j["tx_reconciliation"] = std::move(recon);
 
     const stats::Rates tx{r.tx.packets, r.tx.bytes, r.tx_seconds};
     const stats::Rates rx{r.rx.packets, r.rx.bytes, r.rx_seconds};
@@ -183,6 +193,11 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
         {"offered_pps", r.rate.offered_pps},
         {"generator_limited", r.generator_limited},
         {"lost", r.loopback ? nlohmann::json(r.lost) : nlohmann::json(nullptr)},
+        {"loss_account", r.loopback ? nlohmann::json{{"lost", r.loss.lost},
+                                                     {"host_rx_dropped", r.loss.host_rx_dropped},
+                                                     {"egress_dropped", r.loss.egress_dropped},
+                                                     {"unaccounted", r.loss.unaccounted}}
+                                    : nlohmann::json(nullptr)},
         {"tx_seconds", r.tx_seconds},
         {"rx_seconds", r.rx_seconds},
         {"drain_seconds", r.drain_seconds},

@@ -32,9 +32,14 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
     std::vector<Check> out;
     const auto named = [&](const char* what) { return label.empty() ? std::string(what) : fmt::format("{} {}", what, label); };
     if (th.max_loss_pct) {
-        const double pct = r.tx.packets ? 100.0 * r.lost / r.tx.packets : 0;
+        // The loss of the path under test: frames this host dropped itself (its egress device,
+        // its receive path) are counted apart and named, never blamed on the path.
+        const uint64_t host = r.loss.host_rx_dropped + r.loss.egress_dropped;
+        const uint64_t path = r.lost > host ? r.lost - host : 0;
+        const double pct = r.tx.packets ? 100.0 * path / r.tx.packets : 0;
         out.push_back(at_most(named("loss"), "max-loss", pct, *th.max_loss_pct, "%",
-                              fmt::format("{:.6f} % ({} of {})", pct, r.lost, r.tx.packets),
+                              fmt::format("{:.6f} % ({} of {}{})", pct, path, r.tx.packets,
+                                          host ? fmt::format("; {} more dropped by this host", host) : ""),
                               fmt::format("{} %", *th.max_loss_pct)));
     }
     if (th.min_throughput) {

@@ -65,6 +65,24 @@ struct RateResult {
     GapSummary departures, arrivals;
 };
 
+// Who dropped the frames that did not arrive (loopback runs): this host's egress device, this
+// host's receive path, or - the rest - the path under test (link, switch, device).
+struct LossAccount {
+    uint64_t lost = 0;              // sent - distinct received
+    uint64_t egress_dropped = 0;    // the sending ports' devices dropped them (tx_dropped, oerrors)
+    uint64_t host_rx_dropped = 0;   // they reached a receiving port, whose host path dropped them
+    uint64_t unaccounted = 0;       // lost on the path under test: lost - the two above
+};
+
+// What linerate handed a sending port's device against what the device says it did with it.
+struct TxReconciliation {
+    std::string port;
+    uint64_t handed = 0;       // frames the device accepted from linerate (its "sent")
+    uint64_t transmitted = 0;  // the device's own transmit counter over the trial
+    uint64_t dropped = 0;      // the device's own drop and error counters over the trial
+    bool agrees() const { return handed == transmitted + dropped; }
+};
+
 struct TrialResult {
     unsigned index = 0;      // 0-based, within the session
     spec::TrialSpec trial;   // what this trial was asked to do
@@ -85,6 +103,8 @@ struct TrialResult {
     uint64_t timeouts = 0;           // request/response: requests never answered
     double transactions_per_s = 0;   // request/response: answered requests per second
     uint64_t lost = 0;               // TX - RX when loopback
+    LossAccount loss;                // who dropped them
+    std::vector<TxReconciliation> tx_ports;
     uint64_t flushed_before = 0;     // frames found waiting in receive queues before the trial started
     std::vector<StreamResult> streams;    // signed runs with RX: per stream
     stats::LatencyHistogram latency;      // all RX queues merged

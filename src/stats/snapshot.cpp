@@ -69,6 +69,8 @@ PortSample since(const PortSample& b, const PortSample& c) {
     s.ierrors = d(b.ierrors, c.ierrors);
     s.oerrors = d(b.oerrors, c.oerrors);
     s.rx_nombuf = d(b.rx_nombuf, c.rx_nombuf);
+    s.idropped = d(b.idropped, c.idropped);
+    s.odropped = d(b.odropped, c.odropped);
     s.xdp_received = d(b.xdp_received, c.xdp_received);
     s.xdp_redirected = d(b.xdp_redirected, c.xdp_redirected);
     s.xdp_passed = d(b.xdp_passed, c.xdp_passed);

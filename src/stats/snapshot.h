@@ -32,14 +32,26 @@ struct QueueSample {
 struct PortSample {
     uint64_t ipackets = 0, opackets = 0, ibytes = 0, obytes = 0;
     uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
+    // Kernel interfaces: frames the device itself dropped (its rx_dropped; tx_dropped plus
+    // tx_errors: a veth drops on transmit when its peer is down or cannot take more).
+    uint64_t idropped = 0, odropped = 0;
     // AF_XDP only: the XDP program's per-queue counters and the sockets' XDP_STATISTICS,
     // summed over the port's queues. Host-side drops, told apart from network loss.
     uint64_t xdp_received = 0, xdp_redirected = 0, xdp_passed = 0, xdp_redirect_failed = 0;
     uint64_t xsk_rx_dropped = 0, xsk_rx_ring_full = 0, xsk_rx_fill_empty = 0, xsk_rx_invalid = 0;
     uint64_t xsk_tx_invalid = 0, xsk_tx_ring_empty = 0;
     uint64_t drops() const {
-        return imissed + ierrors + oerrors + rx_nombuf + xdp_redirect_failed + xsk_rx_dropped + xsk_rx_ring_full;
+        return imissed + ierrors + oerrors + rx_nombuf + odropped + xdp_redirect_failed + xsk_rx_dropped +
+               xsk_rx_ring_full;
     }
+    // What this host's receive path dropped of frames that reached the port: missed by the
+    // NIC, no buffer, no socket on the queue (redirect failed), the socket's ring full.
+    uint64_t host_rx_drops() const {
+        return imissed + rx_nombuf + xdp_redirect_failed + xsk_rx_dropped + xsk_rx_ring_full;
+    }
+    // What the egress device dropped of frames it had accepted. (A DPDK PMD's oerrors counts
+    // frames it refused, which linerate never counted as sent: back-pressure, not drops.)
+    uint64_t egress_drops() const { return odropped; }
 };
 
 // What a port counted between two samples: every field cur - base (0 when a counter went

@@ -208,6 +208,11 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
     s.obytes = stat("tx_bytes");
     s.ierrors = stat("rx_errors");
     s.oerrors = stat("tx_errors");
+    s.idropped = stat("rx_dropped");
+    s.odropped = stat("tx_dropped") + s.oerrors;
+    // Every queue the device has, not only those with a socket: a frame the device steers to
+    // a queue nobody serves is dropped by the program and must be counted.
+    const uint32_t all_rx = std::min<uint32_t>(std::max<uint32_t>(p.nd.rx_queues, p.nrx), LR_MAX_QUEUES);
     if (p.sink)
         for (uint32_t q = 0; q < p.nrx; ++q) {
             const auto st = p.sink->queue_stats(q);
@@ -216,7 +221,7 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
             s.xdp_passed += st.foreign;
         }
     if (p.prog)
-        for (uint32_t q = 0; q < p.nrx; ++q) {
+        for (uint32_t q = 0; q < all_rx; ++q) {
             const auto st = p.prog->queue_stats(q);
             s.xdp_received += st.received;
             s.xdp_redirected += st.redirected;

@@ -1,0 +1,83 @@
+"""Who dropped it: every frame linerate counted as sent is reconciled with the egress
+device's own counters, and every lost frame is attributed to this host (its egress device, its
+receive path) or to the path under test. Exact counts, no timing:
+- frames steered to a receive queue with no socket are counted as this host's drops;
+- an unpaced run into a receiver that cannot keep up: sent = device transmitted + dropped,
+  lost = dropped by this host, nothing unaccounted;
+- the far end going down mid-run: the frames the egress device dropped are never claimed as
+  sent, and the run is invalid (exit 4)."""
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import lrtest
+from lrtest import LINERATE, check
+from testbed import VethBed, unique
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def unbound_queue_counted():
+    with VethBed(unique("ldq"), same_ns=True, queues=2) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", f"{bed.ifa},queues=2",
+                              "--rx", bed.ifb, "--count", "20000", "--rate", "100k", "--json", f"{d}/r.json"],
+                    timeout=60)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+        rep = load(f"{d}/r.json")
+        acc = rep["totals"]["loss_account"]
+        # Half the flows land on queue 1 of the receiver, where no socket is bound.
+        check(rep["totals"]["lost"] == 10000 and acc["host_rx_dropped"] == 10000 and acc["unaccounted"] == 0,
+              f"loss {acc}")
+        check(rep["port_counters"][1]["xdp"]["redirect_failed"] == 10000, f"{rep['port_counters'][1]['xdp']}")
+        check(any("receive path dropped 10000" in n for n in rep["notes"]), f"notes {rep['notes']}")
+        check("10000 dropped by this host's receive path, 0 by its egress device, 0 unaccounted" in r.stdout,
+              r.stdout[-1500:])
+
+
+def unpaced_reconciles():
+    with VethBed(unique("ldu"), same_ns=True, queues=2) as bed, tempfile.TemporaryDirectory() as d:
+        n = 2_000_000
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", f"{bed.ifa},queues=2",
+                              "--rx", f"{bed.ifb},queues=2", "--count", str(n), "--json", f"{d}/r.json"], timeout=120)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+        rep = load(f"{d}/r.json")
+        t = rep["totals"]
+        rec = rep["tx_reconciliation"]
+        check(len(rec) == 1 and rec[0]["handed"] == n == t["tx"]["packets"], f"reconciliation {rec}")
+        check(rec[0]["device_transmitted"] + rec[0]["device_dropped"] == n and rec[0]["agrees"], f"{rec}")
+        acc = t["loss_account"]
+        check(t["lost"] == acc["host_rx_dropped"] + acc["egress_dropped"] and acc["unaccounted"] == 0,
+              f"lost {t['lost']}: {acc}")
+        check(t["rx_classes"]["distinct"] + t["lost"] == n, "received + lost = sent")
+        print(f"     sent {n}, received {t['rx_classes']['distinct']}, this host's receive path dropped "
+              f"{acc['host_rx_dropped']}, its egress device {acc['egress_dropped']}")
+
+
+def far_end_down_is_invalid():
+    with VethBed(unique("ldf")) as bed, tempfile.TemporaryDirectory() as d:
+        p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rate", "100k",
+                                "--duration", "3s", "--json", f"{d}/r.json"])
+        time.sleep(1.5)
+        subprocess.run(["ip", "-n", bed.nsb, "link", "set", bed.ifb, "down"], check=True)
+        out = p.communicate(timeout=60)[0]
+        check(p.returncode == 4, f"exit {p.returncode}, expected 4 (invalid)\n{out}")
+        rep = load(f"{d}/r.json")
+        rec = rep["tx_reconciliation"][0]
+        check(rec["device_dropped"] > 0 and rec["agrees"], f"{rec}")
+        check("egress device dropped" in rep["verdict"]["reason"], f"{rep['verdict']}")
+        check(rec["device_transmitted"] + rec["device_dropped"] == rep["totals"]["tx"]["packets"], f"{rec}")
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        lrtest.skip("needs root")
+    r = lrtest.Results()
+    r.case("frames on a queue without a socket are this host's drops, counted", unbound_queue_counted)
+    r.case("unpaced into a slow receiver: sent = transmitted + dropped, loss attributed", unpaced_reconciles)
+    r.case("far end down mid-run: the egress device's drops make the run invalid", far_end_down_is_invalid)
+    r.finish()
