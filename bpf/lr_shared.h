@@ -35,5 +35,14 @@ struct lr_sink_stream {
     __u64 highest_next; /* highest sequence seen + 1 */
 };
 
+/* Live-frames sender (xdp_live_tx.bpf.c): one cache line per stream, in an mmapable array.
+ * Single writer: the program, on the CPU of the stream's worker. */
+struct lr_live_stream {
+    __u64 seq;      /* the next sequence = frames produced so far */
+    __u64 base_sum; /* one's-complement sum of the template's L4 words (sequence, timestamp 0) */
+    __u64 pad[6];
+};
+#define LR_LIVE_SEQ_MASK 0xffffffffffffULL
+#define LR_LIVE_MAX_FRAME 3520 /* the largest frame a live-frames run can carry (one page, minus headroom) */
 
 #endif

@@ -61,6 +61,13 @@ const ChoiceSet& xsk_mode_choices() {
     return s;
 }
 
+const ChoiceSet& tx_engine_choices() {
+    static const ChoiceSet s{"TX engine",
+                             {{"socket", int(TxEngine::socket)}, {"live", int(TxEngine::live)},
+                              {"auto", int(TxEngine::auto_mode)}}};
+    return s;
+}
+
 const ChoiceSet& rx_mode_choices() {
     static const ChoiceSet s{"receive mode", {{"socket", int(RxMode::socket)}, {"xdp", int(RxMode::xdp)}}};
     return s;
@@ -78,6 +85,7 @@ std::string_view to_string(BackendKind v) {
 std::string_view to_string(XdpMode v) { return xdp_mode_choices().name_of(int(v)); }
 std::string_view to_string(XskMode v) { return xsk_mode_choices().name_of(int(v)); }
 std::string_view to_string(RxMode v) { return rx_mode_choices().name_of(int(v)); }
+std::string_view to_string(TxEngine v) { return tx_engine_choices().name_of(int(v)); }
 
 int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option) {
     if (auto v = set.find(s)) return *v;

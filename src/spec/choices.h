@@ -15,6 +15,7 @@ enum class BackendKind { dpdk, afxdp, loop };
 enum class XdpMode { auto_mode, native, skb };
 enum class XskMode { auto_mode, copy, zero_copy };
 enum class RxMode { socket, xdp };
+enum class TxEngine { socket, live, auto_mode };
 
 // Bit per backend, for options that only some backends honour.
 inline constexpr unsigned kDpdk = 1u << 0, kAfxdp = 1u << 1, kLoop = 1u << 2;
@@ -40,6 +41,7 @@ const ChoiceSet& backend_choices();  // dpdk, afxdp (loop is for tests and is no
 const ChoiceSet& xdp_mode_choices();
 const ChoiceSet& xsk_mode_choices();
 const ChoiceSet& rx_mode_choices();
+const ChoiceSet& tx_engine_choices();
 const ChoiceSet& proto_choices();     // packet::L4
 
 // Canonical names.
@@ -47,6 +49,7 @@ std::string_view to_string(BackendKind v);
 std::string_view to_string(XdpMode v);
 std::string_view to_string(XskMode v);
 std::string_view to_string(RxMode v);
+std::string_view to_string(TxEngine v);
 
 // Parses `s` against `set`; throws UsageError naming `option` and the accepted names.
 int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option);

@@ -85,6 +85,15 @@ std::vector<OptionDef> make_table() {
                      d.spec.afxdp.rx_mode = RxMode(parse_choice(rx_mode_choices(), one(v), "--rx-mode"));
                  },
                  .show = [](const RunSpec& s, J& j) { j["rx_mode"] = std::string(to_string(s.afxdp.rx_mode)); }});
+    t.push_back({.name = "tx-engine", .group = "Ports", .value_name = "ENGINE",
+                 .help = "afxdp: how TX queues send: socket (AF_XDP sockets), live (XDP live frames: the kernel runs "
+                         "linerate's XDP program over copies of the frame and sends them, Linux 5.18+, frames up to "
+                         "3524 bytes) or auto (live where a probe frame gets through, else socket)",
+                 .default_text = "socket", .choices = &tx_engine_choices(), .backends = kAfxdp,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.afxdp.tx_engine = TxEngine(parse_choice(tx_engine_choices(), one(v), "--tx-engine"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["tx_engine"] = std::string(to_string(s.afxdp.tx_engine)); }});
     t.push_back({.name = "cpus", .group = "Ports", .value_name = "LIST",
                  .help = "Worker CPUs in worker order (TX queues first, then RX), e.g. 1,0; default: the allowed "
                          "CPUs after the first, which the control thread keeps",

@@ -63,6 +63,8 @@ public:
     }
     // When the next frame is due (ns on the caller's clock).
     uint64_t next_due() const { return static_cast<uint64_t>(next_); }
+    // When the n-th next frame is due (cbr: the schedule is exact; other patterns: on average).
+    uint64_t nth_due(uint32_t n) const { return static_cast<uint64_t>(next_ + (n ? n - 1 : 0) * gap_); }
     // Slots given up because the worker was too far behind, and the time they spanned.
     uint64_t skipped() const { return skipped_; }
     uint64_t behind_ns() const { return static_cast<uint64_t>(behind_ns_); }

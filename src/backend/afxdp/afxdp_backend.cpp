@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backend/afxdp/afxdp_worker.h"
+#include "backend/afxdp/live_tx.h"
 #include "backend/afxdp/netdev.h"
 #include "backend/afxdp/xdp_prog.h"
 #include "backend/afxdp/xdp_sink.h"
@@ -33,6 +34,10 @@ struct Port {
     uint16_t ntx = 0, nrx = 0;
     std::unique_ptr<XdpRxProgram> prog;
     std::unique_ptr<XdpSink> sink;  // --rx-mode xdp: no sockets on this port
+    bool live = false;                      // TX queues send XDP live frames, not through sockets
+    std::unique_ptr<LiveTxProgram> live_prog;  // loaded for the trial's frame layout
+    packet::SigLayout live_layout;
+    uint32_t live_len = 0;
 };
 
 class AfxdpBackend final : public backend::Backend {
@@ -116,6 +121,15 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
         if (worker::receives(w.role)) p.nrx = std::max<uint16_t>(p.nrx, w.queue + 1);
     }
     for (const auto& p : ports_) check_port(p);
+    // Live frames send from the kernel: a port whose TX workers only transmit can use them.
+    if (spec.afxdp.tx_engine == spec::TxEngine::live) {
+        if (const auto why = live_frames_unsupported(); !why.empty()) throw EnvError("--tx-engine live: " + why);
+        for (const auto& w : layout.workers)
+            if (worker::sends(w.role) && w.role != worker::Role::tx)
+                throw UsageError("--tx-engine live sends test traffic only: request/response and reflect need "
+                                 "--tx-engine socket");
+        for (auto& p : ports_) p.live = p.ntx > 0;
+    }
 
     const auto& f = spec.frame;
     const XdpMode xmode = xdp_mode_of(spec.afxdp.xdp_mode);
@@ -143,6 +157,7 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
         for (size_t i = 0; i < layout.workers.size(); ++i) {
             const auto& w = layout.workers[i];
             if (w.port_index != pi || (p.sink && w.role == worker::Role::rx)) continue;
+            if (p.live && w.role == worker::Role::tx) continue;  // sends from the kernel: no socket
             xc.ifname = p.nd.name;
             xc.queue = w.queue;
             xc.tx = worker::sends(w.role);
@@ -178,6 +193,27 @@ void AfxdpBackend::start(const std::vector<worker::WorkerConfig>& workers) {
         if (s->config().tx_chunks) s->load_templates(workers[i].tx.templates);
         s->next_trial();
     }
+    // Live frames: the program is loaded for the trial's frame layout (reloaded only when the
+    // frame kind or size changed), and each worker's entries start at 0.
+    for (size_t i = 0; i < workers.size(); ++i) {
+        const auto& w = workers[i];
+        auto& p = ports_[w.port_index];
+        if (!p.live || w.role != worker::Role::tx) continue;
+        const auto& l = w.tx.layout;
+        const bool same = p.live_prog && p.live_len == w.tx.frame_len && p.live_layout.level == l.level &&
+                          p.live_layout.csum_off == l.csum_off && p.live_layout.seq_off == l.seq_off &&
+                          p.live_layout.ts_off == l.ts_off && p.live_layout.id_off == l.id_off &&
+                          p.live_prog->signs() == w.tx.sign;
+        if (!same) {
+            p.live_prog.reset();
+            p.live_prog = std::make_unique<LiveTxProgram>(p.nd.ifindex, l, w.tx.sign,
+                                                          std::max<uint32_t>(spec_->effective_flows(), 1024),
+                                                          w.tx.frame_len);
+            p.live_layout = l;
+            p.live_len = w.tx.frame_len;
+        }
+        p.live_prog->reset(w);
+    }
     workers_ = workers;  // the threads read their configuration from here until join()
     // The sink's maps count for the whole session: a trial counts from here.
     sink_base_.assign(workers_.size(), {});
@@ -189,8 +225,13 @@ void AfxdpBackend::start(const std::vector<worker::WorkerConfig>& workers) {
         XskSocket* s = sockets_[i].get();
         const XdpSink* sink = ports_[w.port_index].sink.get();
         const lr_sink_qstats& base = sink_base_[i];
-        threads_.emplace_back([&w, s, sink, &base] {
-            worker::run_worker(w, [&] { return s ? run_engine(*s, w) : run_sink_poller(*sink, base, w); });
+        const LiveTxProgram* live = ports_[w.port_index].live_prog.get();
+        threads_.emplace_back([&w, s, sink, live, &base] {
+            worker::run_worker(w, [&] {
+                if (s) return run_engine(*s, w);
+                if (live && w.role == worker::Role::tx) return run_live_engine(*live, w);
+                return run_sink_poller(*sink, base, w);
+            });
         });
         util::pin_thread(threads_.back(), w.cpu);
     }
@@ -272,6 +313,7 @@ nlohmann::json AfxdpBackend::environment() const {
                          {"tx_queues", p.ntx},
                          {"rx_queues", p.nrx},
                          {"rx_mode", p.sink ? "xdp counting sink" : p.nrx ? "socket" : "none"},
+                         {"tx_engine", !p.ntx ? "none" : p.live ? "live frames (BPF_PROG_RUN, XDP_REDIRECT)" : "socket"},
                          {"xdp_mode", p.sink   ? prog_json(p.sink)
                                       : p.prog ? prog_json(p.prog)
                                                : nlohmann::json(nullptr)},

@@ -1,0 +1,253 @@
+#include "backend/afxdp/live_tx.h"
+
+#include <algorithm>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <csignal>
+#include <pthread.h>
+#include <thread>
+
+#include "stats/tsc_clock.h"
+#include "util/error.h"
+#include "worker/engine_common.h"
+#include "worker/pacer.h"
+#include "worker/tx_engine.h"
+#include "xdp_live_tx.skel.h"
+
+namespace lr::afxdp {
+
+static_assert(sizeof(lr_live_stream) == 64, "one cache line per stream, shared with bpf/xdp_live_tx.bpf.c");
+
+namespace {
+
+// One's-complement sum of the L4 words of a signed template (sequence and timestamp zero),
+// from its checksum: ~checksum.
+uint16_t template_sum(const std::vector<uint8_t>& t, const packet::SigLayout& l) {
+    if (t.size() < size_t(l.csum_off) + 2) return 0;
+    return static_cast<uint16_t>(~(t[l.csum_off] << 8 | t[l.csum_off + 1]));
+}
+
+uint32_t stream_off(const packet::SigLayout& l) { return l.tcp ? l.l4_off + 18u : l.id_off + 2u; }
+
+}  // namespace
+
+std::string live_frames_unsupported() {
+    utsname u{};
+    uname(&u);
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(u.release, "%u.%u", &major, &minor) != 2) return {};
+    if (major < 5 || (major == 5 && minor < 18))
+        return fmt::format("kernel {} has no XDP live frames (Linux 5.18 or later)", u.release);
+    return {};
+}
+
+LiveTxProgram::LiveTxProgram(unsigned ifindex, const packet::SigLayout& l, bool sign, uint32_t nstreams,
+                             uint32_t frame_len)
+    : nstreams_(std::max<uint32_t>(nstreams, 1)), layout_(l), sign_(sign && l.level != packet::SigLevel::none) {
+    if (const auto why = live_frames_unsupported(); !why.empty()) throw EnvError("--tx-engine live: " + why);
+    if (frame_len + 4 > kLiveMaxFrame)
+        throw UsageError(fmt::format("--tx-engine live carries frames of at most {} bytes (one page per frame, no "
+                                     "jumbo frames); {} requested: use --tx-engine socket",
+                                     kLiveMaxFrame, frame_len + 4));
+    skel_ = lr_xdp_live_tx__open();
+    if (!skel_) throw EnvError(fmt::format("couldn't open the live-frames program: {}", std::strerror(errno)));
+    auto* ro = skel_->rodata;
+    ro->out_ifindex = ifindex;
+    if (sign_) {
+        ro->csum_off = l.csum_off;
+        ro->seq_off = l.seq_off;
+        ro->ts_off = l.ts_off;
+        ro->stream_off = stream_off(l);
+        ro->seq_bits = l.seq_bits;
+        ro->has_ts = l.level == packet::SigLevel::seq_ts;
+        ro->udp = !l.tcp;
+        ro->min_len = std::max({l.csum_off + 2u, l.seq_off + (l.seq_bits == 32 ? 4u : 6u), stream_off(l) + 2u,
+                                ro->has_ts ? l.ts_off + 6u : 0u});
+    } else {
+        ro->seq_bits = 0;
+    }
+    bpf_map__set_max_entries(skel_->maps.streams, nstreams_);
+    if (const int err = lr_xdp_live_tx__load(skel_); err != 0) {
+        lr_xdp_live_tx__destroy(skel_);
+        skel_ = nullptr;
+        throw EnvError(fmt::format("couldn't load the live-frames program: {}", std::strerror(-err)));
+    }
+    map_bytes_ = size_t(nstreams_) * sizeof(lr_live_stream);
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    map_bytes_ = (map_bytes_ + page - 1) / page * page;
+    void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(skel_->maps.streams), 0);
+    if (m == MAP_FAILED) {
+        lr_xdp_live_tx__destroy(skel_);
+        skel_ = nullptr;
+        throw EnvError(fmt::format("couldn't map the live-frames stream table: {}", std::strerror(errno)));
+    }
+    streams_ = static_cast<lr_live_stream*>(m);
+}
+
+LiveTxProgram::~LiveTxProgram() {
+    if (streams_) munmap(streams_, map_bytes_);
+    if (skel_) lr_xdp_live_tx__destroy(skel_);
+}
+
+int LiveTxProgram::prog_fd() const { return bpf_program__fd(skel_->progs.lr_live_tx); }
+
+std::vector<uint32_t> LiveTxProgram::keys_of(const worker::WorkerConfig& w) const {
+    if (!sign_) return {static_cast<uint32_t>(std::max(w.cpu, 0))};
+    return {w.tx.streams.begin(), w.tx.streams.end()};
+}
+
+void LiveTxProgram::reset(const worker::WorkerConfig& w) {
+    const auto keys = keys_of(w);
+    for (size_t k = 0; k < keys.size(); ++k) {
+        if (keys[k] >= nstreams_)
+            throw EnvError(fmt::format("internal: live-frames entry {} beyond the table of {}", keys[k], nstreams_));
+        auto& s = streams_[keys[k]];
+        __atomic_store_n(&s.seq, 0, __ATOMIC_RELAXED);
+        s.base_sum = sign_ && k < w.tx.templates.size() ? template_sum(w.tx.templates[k], layout_) : 0;
+    }
+}
+
+void LiveTxProgram::set_next(uint32_t key, uint64_t seq, uint16_t base_sum) {
+    if (key >= nstreams_) return;
+    streams_[key].seq = seq;
+    streams_[key].base_sum = base_sum;
+}
+
+uint64_t LiveTxProgram::produced(uint32_t key) const {
+    return key < nstreams_ ? __atomic_load_n(&streams_[key].seq, __ATOMIC_RELAXED) : 0;
+}
+
+namespace {
+
+// The kernel's live-frames loop ends at a pending signal (EINTR): one call may run as long as
+// the trial, and a stop is a signal away. The handler does nothing.
+constexpr int kStopSignal = SIGURG;  // ignored by default: a stray one harms nothing
+void on_stop_signal(int) {}
+
+void install_stop_handler() {
+    static const bool installed = [] {
+        struct sigaction sa {};
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = 0;  // no SA_RESTART: the call returns EINTR
+        sigaction(kStopSignal, &sa, nullptr);
+        return true;
+    }();
+    (void)installed;
+}
+
+}  // namespace
+
+bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w) {
+    using stats::publish;
+    const worker::TxSetup& t = w.tx;
+    auto& c = *w.tx_counters;
+    install_stop_handler();
+    const size_t nflows = std::max<size_t>(t.templates.size(), 1);
+    // Each call ends in an RCU grace period in the kernel (its page pool is torn down), so
+    // calls are long: unpaced, as long as the trial (a signal stops it); paced, 50 ms of frames
+    // sent back to back (the granularity of live-frames pacing: docs/afxdp.md). With several
+    // flows per queue the flows take turns, 65536 frames (or a paced call) each.
+    auto plan = t.pacing;
+    uint32_t chunk = nflows > 1 ? 65536u : (1u << 30);
+    if (plan.pps > 0) {
+        chunk = std::clamp<uint32_t>(static_cast<uint32_t>(plan.pps * 0.05), 1, chunk);
+        plan.max_burst = chunk;  // a call's frames leave together: the tolerance spans two calls
+    }
+    worker::LoopFrame loop(w.ctl->stop_tx, w.yield_when_idle);
+    worker::Pacer pacer(plan);
+    stats::BurstClock clk;
+    const bool timed = pacer.limited() || t.departures;
+    if (pacer.limited()) prctl(PR_SET_TIMERSLACK, 1UL);
+    if (timed) pacer.start(clk.now());
+    bpf_test_run_opts opts{};
+    opts.sz = sizeof(opts);
+    opts.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+    opts.batch_size = std::min<uint32_t>(std::max<uint32_t>(t.burst, 1), 256);
+    const auto keys = p.keys_of(w);
+    auto produced = [&] {
+        uint64_t n = 0;
+        for (auto k : keys) n += p.produced(k);
+        return n;
+    };
+    // The watcher publishes what the program produced while the worker is inside the kernel,
+    // and turns the stop flag into a signal to the worker.
+    const pthread_t self = pthread_self();
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+        while (!done.load(std::memory_order_relaxed)) {
+            const uint64_t n = produced();
+            publish(c.packets, n);
+            publish(c.bytes, n * t.wire_bytes);
+            if (w.ctl->stop_tx.load(std::memory_order_relaxed)) pthread_kill(self, kStopSignal);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    uint64_t errors = 0, sent = 0;
+    bool failed = false;
+    size_t flow = 0;
+    while (loop.running()) {
+        loop.poll();
+        uint64_t want = chunk;
+        if (t.count) want = std::min<uint64_t>(want, t.count > sent ? t.count - sent : 0);
+        if (want == 0) break;
+        uint64_t now = timed ? clk.now() : 0;
+        if (pacer.limited()) {
+            // Wait until a whole call's frames are due, then take them from the schedule.
+            const uint64_t at = pacer.nth_due(static_cast<uint32_t>(want));
+            if (now < at) {
+                worker::detail::wait_for_departure(static_cast<int64_t>(at - now));
+                continue;
+            }
+            want = pacer.due(now, static_cast<uint32_t>(want));
+            if (want == 0) continue;
+        }
+        const auto& tpl = t.templates[flow];
+        flow = flow + 1 == nflows ? 0 : flow + 1;
+        opts.data_in = tpl.data();
+        opts.data_size_in = t.frame_len;
+        opts.repeat = static_cast<int>(std::min<uint64_t>(want, INT32_MAX));
+        if (bpf_prog_test_run_opts(p.prog_fd(), &opts) != 0) {
+            if (errno != EINTR) {
+                ++errors;
+                failed = true;
+            }
+        }
+        const uint64_t now_sent = produced();
+        if (timed && t.departures && now_sent > sent) t.departures->burst(now, static_cast<uint32_t>(now_sent - sent));
+        sent = now_sent;
+        publish(c.tx_errors, errors);
+        publish(c.polls, loop.polls());
+        if (pacer.limited()) {
+            publish(c.tx_skipped, pacer.skipped());
+            publish(c.tx_behind_ns, pacer.behind_ns());
+        }
+        if (failed) break;
+    }
+    done.store(true, std::memory_order_relaxed);
+    watcher.join();
+    sent = produced();
+    if (t.sent_per_stream) {
+        t.sent_per_stream->assign(t.streams.size(), 0);
+        if (p.signs())
+            for (size_t k = 0; k < t.streams.size(); ++k) (*t.sent_per_stream)[k] = p.produced(t.streams[k]);
+    }
+    publish(c.packets, sent);
+    publish(c.bytes, sent * t.wire_bytes);
+    publish(c.tx_errors, errors);
+    publish(c.unsent, 0);
+    return !failed;
+}
+
+}  // namespace lr::afxdp

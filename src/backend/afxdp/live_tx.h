@@ -1,0 +1,61 @@
+// The live-frames sender (bpf/xdp_live_tx.bpf.c): the kernel runs linerate's XDP program
+// over page-pool copies of a template frame (BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES,
+// Linux 5.18+); the program signs each copy and redirects it out of the egress interface. No
+// frame crosses into user space and no socket is involved. One program per sending port; one
+// worker per TX queue calls it in a loop on its own CPU (docs/afxdp.md, "TX engines").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../bpf/lr_shared.h"
+#include "packet/signature.h"
+#include "worker/worker_config.h"
+
+struct lr_xdp_live_tx;
+
+namespace lr::afxdp {
+
+class LiveTxProgram {
+public:
+    // Loads the program for frames of layout `l` (signed when `sign`) leaving by `ifindex`,
+    // with room for streams 0..nstreams-1. Throws EnvError naming what the kernel refused.
+    LiveTxProgram(unsigned ifindex, const packet::SigLayout& l, bool sign, uint32_t nstreams, uint32_t frame_len);
+    ~LiveTxProgram();
+    LiveTxProgram(const LiveTxProgram&) = delete;
+    LiveTxProgram& operator=(const LiveTxProgram&) = delete;
+
+    int prog_fd() const;
+    bool signs() const { return sign_; }
+    // The entries a worker's frames are counted in: its streams, or (plain frames) its CPU.
+    std::vector<uint32_t> keys_of(const worker::WorkerConfig& w) const;
+    // A trial starts: each of the worker's entries at 0, with its template's sum. Called with
+    // no worker running.
+    void reset(const worker::WorkerConfig& w);
+    // Frames the program produced for entry `key` (a stream's next sequence). Read without a
+    // system call.
+    uint64_t produced(uint32_t key) const;
+    // Tests: the next sequence of entry `key` (near a carry, or the 2^48 wrap).
+    void set_next(uint32_t key, uint64_t seq, uint16_t base_sum);
+
+private:
+    lr_xdp_live_tx* skel_ = nullptr;
+    lr_live_stream* streams_ = nullptr;  // the mmapped array
+    size_t map_bytes_ = 0;
+    uint32_t nstreams_ = 0;
+    packet::SigLayout layout_;
+    bool sign_ = false;
+};
+
+// The largest frame (FCS included) the kernel's live-frames mode carries: one page less the
+// XDP headroom and the shared info.
+inline constexpr uint32_t kLiveMaxFrame = LR_LIVE_MAX_FRAME + 4;
+
+// Whether this kernel runs live frames at all ("" when it does, else why not).
+std::string live_frames_unsupported();
+
+// The TX loop of one queue over the live-frames program: same pacing, counters, departure
+// record and per-stream sent counts as the socket engine.
+bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w);
+
+}  // namespace lr::afxdp
