@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "backend/afxdp/live_tx.h"
 #include "backend/afxdp/netdev.h"
 #include "backend/afxdp/xdp_prog.h"
 #include "backend/afxdp/xsk_socket.h"
@@ -120,6 +121,28 @@ ProbeReport probe_interface(const std::string& iface) {
     const bool xsk_ok = xsk["copy"] == "supported" || xsk["zero-copy"] == "supported";
     checks.push_back({"af_xdp socket", xsk_ok,
                       xsk["zero-copy"] == "supported" ? "zero-copy and copy" : xsk_ok ? "copy mode only (no zero-copy in this driver)" : "cannot bind"});
+
+    // XDP live frames (--tx-engine live): the kernel's support, and loading linerate's program.
+    nlohmann::json live;
+    std::string live_why = afxdp::live_frames_unsupported();
+    if (live_why.empty()) {
+        try {
+            packet::FrameSpec fs;
+            afxdp::LiveTxProgram prog(nd.ifindex, packet::sig_layout(fs), true, 1, 60);
+        } catch (const Error& e) {
+            live_why = e.what();
+        }
+    }
+    live["supported"] = live_why.empty();
+    live["detail"] = live_why.empty() ? "the kernel runs linerate's live-frames program (Linux 5.18+)" : live_why;
+    if (nd.driver == "veth")
+        live["egress"] = "veth: the peer must run an XDP program (a linerate receiver or reflector does) or have GRO "
+                         "enabled, else the frames are dropped (reported as the device's drops: the run is invalid)";
+    j["live_frames"] = live;
+    checks.push_back({"xdp live frames", live_why.empty(),
+                      live_why.empty() ? (nd.driver == "veth" ? "supported; the veth peer needs XDP or GRO"
+                                                              : "supported (the driver must implement ndo_xdp_xmit)")
+                                       : live_why});
 
     // DPDK: compiled in, and hugepages to run it.
     const uint64_t hp_free = read_u64("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages") +

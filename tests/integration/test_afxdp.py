@@ -154,6 +154,8 @@ def probe_reports_and_leaves_nothing():
         check(p["af_xdp"]["copy"] == "supported" and p["af_xdp"]["zero-copy"].startswith("unavailable"),
               f"af_xdp {p['af_xdp']}")
         check(checks["xdp attach"]["ok"] and p["xdp"]["native"] == "supported", f"xdp {p['xdp']}")
+        check(checks["xdp live frames"]["ok"] and p["live_frames"]["supported"] and "veth" in p["live_frames"]["egress"],
+              f"live frames {p['live_frames']}")
         tsc = open("/sys/devices/system/clocksource/clocksource0/current_clocksource").read().strip() == "tsc"
         check(checks["timestamps"]["ok"] == tsc and p["timestamps"]["tsc"] == tsc, f"timestamps {p['timestamps']}")
         check(not bed.xdp_attached(bed.nsa, bed.ifa), "probe left an XDP program attached")
