@@ -88,7 +88,8 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "tx-engine", .group = "Ports", .value_name = "ENGINE",
                  .help = "afxdp: how TX queues send: socket (AF_XDP sockets), live (XDP live frames: the kernel runs "
                          "linerate's XDP program over copies of the frame and sends them, Linux 5.18+, frames up to "
-                         "3524 bytes) or auto (live where a probe frame gets through, else socket)",
+                         "3524 bytes, paced in 50 ms calls) or auto (live for unpaced sending where delivery can be checked: a "
+                         "veth whose peer runs XDP; else socket)",
                  .default_text = "socket", .choices = &tx_engine_choices(), .backends = kAfxdp,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.tx_engine = TxEngine(parse_choice(tx_engine_choices(), one(v), "--tx-engine"));

@@ -87,6 +87,25 @@ def jumbo_refused():
         check(r.returncode == 2 and "no jumbo frames" in r.stderr, f"exit {r.returncode}: {r.stderr}")
 
 
+def auto_selection():
+    """--tx-engine auto: live frames for unpaced sending into a veth whose peer runs XDP here;
+    sockets for paced runs and for a peer it cannot check; the report says which and why."""
+    def engine(bed, d, args):
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx-engine", "auto", "--tx", bed.ifa,
+                              "--count", "50000", "--json", f"{d}/r.json", *args], timeout=60)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+        port = load(f"{d}/r.json")["environment"]["ports"][0]
+        return port["tx_engine"], port["tx_engine_why"]
+    with VethBed(unique("lva"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        e, why = engine(bed, d, ["--rx", bed.ifb])
+        check(e.startswith("live") and "runs an XDP program" in why, f"{e}: {why}")
+        e, why = engine(bed, d, ["--rx", bed.ifb, "--rate", "100k"])
+        check(e == "socket" and "pace per packet" in why, f"{e}: {why}")
+    with VethBed(unique("lvb")) as bed, tempfile.TemporaryDirectory() as d:
+        e, why = engine(bed, d, [])
+        check(e == "socket" and "another namespace" in why, f"{e}: {why}")
+
+
 if __name__ == "__main__":
     if os.geteuid() != 0:
         lrtest.skip("needs root")
@@ -94,4 +113,5 @@ if __name__ == "__main__":
     r.case("live frames: exact counts, UDP/TCP, IPv4/IPv6, 64..1500 B, plain, 4 flows", exact_counts)
     r.case("live frames: SIGINT stops within 2 s, nothing attached", stops_promptly)
     r.case("live frames: jumbo frames refused clearly", jumbo_refused)
+    r.case("--tx-engine auto: live where delivery can be checked, else sockets, and why", auto_selection)
     r.finish()

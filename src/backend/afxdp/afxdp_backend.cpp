@@ -35,6 +35,7 @@ struct Port {
     std::unique_ptr<XdpRxProgram> prog;
     std::unique_ptr<XdpSink> sink;  // --rx-mode xdp: no sockets on this port
     bool live = false;                      // TX queues send XDP live frames, not through sockets
+    std::string engine_why;                 // --tx-engine auto: why this engine
     std::unique_ptr<LiveTxProgram> live_prog;  // loaded for the trial's frame layout
     packet::SigLayout live_layout;
     uint32_t live_len = 0;
@@ -69,6 +70,7 @@ public:
 
 private:
     void check_port(const Port& p) const;
+    void choose_engines(const spec::RunSpec& spec, const backend::SessionLayout& layout);
 
     const spec::RunSpec* spec_ = nullptr;
     backend::SessionLayout layout_;
@@ -104,6 +106,43 @@ void AfxdpBackend::check_port(const Port& p) const {
     if (!nd.up) throw EnvError(fmt::format("interface {} is down (ip link set dev {} up)", nd.name, nd.name));
 }
 
+// --tx-engine auto: live frames for an unpaced sender-only run where the frames can be seen to
+// get through: a veth whose peer runs an XDP program (or is one of this run's receiving
+// ports, which will), or a driver that attaches XDP natively. Otherwise sockets, which pace per
+// packet, push back instead of dropping and pass through the qdisc and tc egress.
+void AfxdpBackend::choose_engines(const spec::RunSpec& spec, const backend::SessionLayout& layout) {
+    std::string why_not = live_frames_unsupported();
+    if (why_not.empty() && (spec.rate.limited() || spec.procedure.kind != spec::Procedure::run))
+        why_not = "paced trials: sockets pace per packet";
+    for (const auto& w : layout.workers)
+        if (why_not.empty() && worker::sends(w.role) && w.role != worker::Role::tx)
+            why_not = "request/response and reflect send through sockets";
+    if (why_not.empty() && spec.session_max_frame() > kLiveMaxFrame) why_not = "frames larger than a page";
+    for (auto& p : ports_) {
+        if (!p.ntx) continue;
+        if (!why_not.empty()) {
+            p.engine_why = "auto: " + why_not;
+            continue;
+        }
+        if (p.nd.driver != "veth") {
+            p.engine_why = "auto: not a veth; live frames are chosen only where delivery can be checked";
+            continue;
+        }
+        const auto peer = veth_peer(p.nd.name);
+        bool receives_here = false;
+        for (const auto& q : ports_)
+            if (q.nd.name == peer && q.nrx) receives_here = true;
+        if (peer.empty()) {
+            p.engine_why = "auto: the veth's peer is in another namespace: cannot check it takes XDP frames";
+        } else if (receives_here || attached_xdp_prog_id(netdev_info(peer).ifindex)) {
+            p.live = true;
+            p.engine_why = fmt::format("auto: the veth's peer {} runs an XDP program", peer);
+        } else {
+            p.engine_why = fmt::format("auto: the veth's peer {} runs no XDP program (it would drop live frames)", peer);
+        }
+    }
+}
+
 void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& layout) {
     spec_ = &spec;
     layout_ = layout;
@@ -129,6 +168,8 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
                 throw UsageError("--tx-engine live sends test traffic only: request/response and reflect need "
                                  "--tx-engine socket");
         for (auto& p : ports_) p.live = p.ntx > 0;
+    } else if (spec.afxdp.tx_engine == spec::TxEngine::auto_mode) {
+        choose_engines(spec, layout);
     }
 
     const auto& f = spec.frame;
@@ -314,6 +355,7 @@ nlohmann::json AfxdpBackend::environment() const {
                          {"rx_queues", p.nrx},
                          {"rx_mode", p.sink ? "xdp counting sink" : p.nrx ? "socket" : "none"},
                          {"tx_engine", !p.ntx ? "none" : p.live ? "live frames (BPF_PROG_RUN, XDP_REDIRECT)" : "socket"},
+                         {"tx_engine_why", p.engine_why.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.engine_why)},
                          {"xdp_mode", p.sink   ? prog_json(p.sink)
                                       : p.prog ? prog_json(p.prog)
                                                : nlohmann::json(nullptr)},

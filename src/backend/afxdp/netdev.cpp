@@ -94,4 +94,18 @@ bool carries_default_route(const std::string& ifname) {
     return false;
 }
 
+std::string veth_peer(const std::string& ifname) {
+    // A veth's iflink is its peer's ifindex; in this namespace when an interface has it.
+    std::ifstream f("/sys/class/net/" + ifname + "/iflink");
+    unsigned peer = 0;
+    if (!(f >> peer) || peer == 0) return {};
+    char name[IF_NAMESIZE] = {};
+    if (!if_indextoname(peer, name) || ifname == name) return {};
+    // The same ifindex may belong to an unrelated interface here: its own iflink must point back.
+    std::ifstream g(std::string("/sys/class/net/") + name + "/iflink");
+    unsigned back = 0;
+    if (!(g >> back) || back != if_nametoindex(ifname.c_str())) return {};
+    return name;
+}
+
 }  // namespace lr::afxdp

@@ -22,6 +22,8 @@ struct NetdevInfo {
 NetdevInfo netdev_info(const std::string& ifname);
 // One counter from /sys/class/net/IF/statistics/NAME, nullopt if unreadable.
 std::optional<uint64_t> netdev_stat(const std::string& ifname, const char* name);
+// The name of a veth's peer when it is in this network namespace, "" otherwise.
+std::string veth_peer(const std::string& ifname);
 // True when the interface carries a default route (IPv4 or IPv6) in this namespace.
 bool carries_default_route(const std::string& ifname);
 
