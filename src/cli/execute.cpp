@@ -111,6 +111,13 @@ int execute(const spec::RunSpec& spec, const ExecuteInfo& info) {
     if (spec.tx_enabled() && spec.signed_frames())
         fmt::print("linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
                    packet::sig_level_str(spec.sig_level()), spec.nonce, spec.nonce);
+    // Which TX engine each sending port got, and why (afxdp --tx-engine auto).
+    const auto env = session.environment();
+    if (env.contains("ports"))
+        for (const auto& p : env["ports"])
+            if (p.contains("tx_engine_why") && p["tx_engine_why"].is_string())
+                fmt::print("linerate: {} sends with {} ({})\n", p["name"].get<std::string>(),
+                           p["tx_engine"].get<std::string>(), p["tx_engine_why"].get<std::string>());
     if (spec.procedure.kind == spec::Procedure::run) return execute_run(session, spec, info);
     return execute_procedure(session, spec, info);
 }

@@ -90,7 +90,7 @@ std::vector<OptionDef> make_table() {
                          "linerate's XDP program over copies of the frame and sends them, Linux 5.18+, frames up to "
                          "3524 bytes, paced in 50 ms calls) or auto (live for unpaced sending where delivery can be checked: a "
                          "veth whose peer runs XDP; else socket)",
-                 .default_text = "socket", .choices = &tx_engine_choices(), .backends = kAfxdp,
+                 .default_text = "auto", .choices = &tx_engine_choices(), .backends = kAfxdp,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.tx_engine = TxEngine(parse_choice(tx_engine_choices(), one(v), "--tx-engine"));
                  },

@@ -93,6 +93,11 @@ void RunSpec::validate() const {
 
     const uint32_t nflows = effective_flows();
     (void)flow::make_flows(frame, nflows, nflows > 1 ? vary : 0);
+    // Every destination the flows walk through, not only the first, stays in the ranges.
+    if (!force && nflows > 1 && (vary & flow::vary_dst_ip) && !packet::in_benchmark_range(frame.dst_ip.plus(nflows - 1)))
+        throw UsageError(fmt::format("--flows {} with --vary dst-ip walk from {} to {}, outside the benchmarking ranges "
+                                     "198.18.0.0/15 and 2001:2::/48; pass --force to send there anyway",
+                                     nflows, frame.dst_ip.str(), frame.dst_ip.plus(nflows - 1).str()));
     if (signed_frames() && tx_enabled() && nflows < tx_queue_total())
         throw UsageError(fmt::format("--flows {} is fewer than the {} TX queues: with signatures every queue needs "
                                      "flows of its own (each flow is one sequence-numbered stream)",

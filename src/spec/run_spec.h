@@ -37,7 +37,7 @@ struct AfxdpSettings {
     XdpMode xdp_mode = XdpMode::auto_mode;
     XskMode xsk_mode = XskMode::auto_mode;
     RxMode rx_mode = RxMode::socket;  // socket (user space) or xdp (counting sink in the driver)
-    TxEngine tx_engine = TxEngine::socket;  // socket (AF_XDP) or live (XDP live frames, in the kernel)
+    TxEngine tx_engine = TxEngine::auto_mode;  // socket (AF_XDP), live (XDP live frames, in the kernel) or auto
 };
 
 // How departures are spaced: constant bit rate, bursts of N back-to-back frames with the

@@ -181,6 +181,28 @@ def foreign_program_refused():
         check(bed.xdp_attached(bed.nsa, bed.ifb), "linerate must not detach a program it did not attach")
 
 
+def no_carrier_refused():
+    """A veth whose peer is down is up but has no carrier: refused before anything is sent."""
+    with VethBed(unique("lxc")) as bed:
+        sh("ip", "-n", bed.nsb, "link", "set", bed.ifb, "down")
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "10"],
+                    timeout=60)
+        check(r.returncode == 3 and f"interface {bed.ifa} has no carrier" in r.stderr, f"{r.returncode} {r.stderr}")
+
+
+def second_instance_named():
+    """A second receiver on the same queue is told who holds it."""
+    with VethBed(unique("lxi"), same_ns=True) as bed:
+        p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "30s",
+                                "--nonce", NONCE])
+        bed.wait_xdp(bed.nsa, bed.ifb, p)
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "1s",
+                              "--nonce", NONCE], timeout=60)
+        p.send_signal(signal.SIGINT)
+        check(r.returncode == 3 and "another linerate" in r.stderr and "XDP program id" in r.stderr,
+              f"{r.returncode} {r.stderr}")
+
+
 if __name__ == "__main__":
     if os.geteuid() != 0:
         lrtest.skip("needs root")
@@ -197,4 +219,6 @@ if __name__ == "__main__":
     r.case("foreign XDP program refused, untouched", foreign_program_refused)
     r.case("probe: capabilities, clock, nothing left attached", probe_reports_and_leaves_nothing)
     r.case("zero-copy on veth: clear error, nothing attached", zero_copy_refused_clearly)
+    r.case("no carrier: refused with exit 3", no_carrier_refused)
+    r.case("a second instance on the same queue is told who holds it", second_instance_named)
     r.finish()

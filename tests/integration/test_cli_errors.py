@@ -44,6 +44,18 @@ if __name__ == "__main__":
     r.case("unknown option", bad, ["--tx", "p", "--frobnicate"], "frobnicate")
     r.case("ipv6 tcp too small", bad, ["--tx", "p", "--ipv6", "--proto", "tcp", "--size", "64"], "minimum is 78")
     r.case("bad ring pair", bad, ["--ring-pair", "a", "--tx", "a"], 'invalid --ring-pair "a"')
+    r.case("flows walking out of the ranges", bad, ["--tx", "p", "--flows", "200000", "--vary", "dst-ip",
+                                                    "--dst-ip", "198.19.255.0", "--no-signature"],
+           "walk from 198.19.255.0 to 198.23.12.63, outside the benchmarking ranges")
+    r.case("max-loss over 100", bad, ["--tx", "p", "--rx", "q", "--max-loss", "150"],
+           'invalid --max-loss "150": expected a percentage between 0 and 100')
+    r.case("sizes in a run", bad, ["--tx", "p", "--sizes", "64,128"], "sizes")
+    r.case("procedure without rx", lambda: check("throughput measures what comes back" in
+                                                 lr("throughput", "--tx", "p", expect_rc=2), "throughput needs --rx"))
+    r.case("bad rate unit", bad, ["--tx", "p", "--rate", "10 furlongs"], 'invalid --rate "10 furlongs"')
+    r.case("percent without line rate", lambda: check("line rate" in lr("run", "--tx", "net_null0", "--rate", "50%",
+                                                                        "--count", "10", "--", "--vdev=net_null0",
+                                                                        "--no-pci", expect_rc=2), "% needs a line rate"))
     r.case("help", help_text)
     lrtest.need_root_and_hugepages()
     r.case("unknown port", unknown_port)

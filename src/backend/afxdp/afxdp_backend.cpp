@@ -104,6 +104,10 @@ void AfxdpBackend::check_port(const Port& p) const {
                                      "--force",
                                      nd.name));
     if (!nd.up) throw EnvError(fmt::format("interface {} is down (ip link set dev {} up)", nd.name, nd.name));
+    if (!nd.carrier)
+        throw EnvError(fmt::format("interface {} has no carrier: the link is down (a cable, the far end, or a veth "
+                                   "whose peer is down)",
+                                   nd.name));
 }
 
 // --tx-engine auto: live frames for an unpaced sender-only run where the frames can be seen to

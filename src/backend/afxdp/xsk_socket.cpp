@@ -2,6 +2,10 @@
 // state that outlives a trial. The hot loops are the queue engines over xsk_ops.h.
 #include "backend/afxdp/xsk_socket.h"
 
+#include <net/if.h>
+
+#include "backend/afxdp/xdp_prog.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -61,9 +65,16 @@ XskSocket::XskSocket(const XskConfig& cfg) : cfg_(cfg), r_(new Rings) {
         xsk_umem__delete(umem_);
         munmap(umem_area_, umem_size_);
         delete r_;
-        const char* hint = cfg.mode == spec::XskMode::zero_copy
+        std::string hint = cfg.mode == spec::XskMode::zero_copy
                                ? " (the driver has no zero-copy AF_XDP support here; use --xsk-mode auto or copy)"
                                : "";
+        if (err == -EBUSY) {
+            const unsigned ifindex = if_nametoindex(cfg.ifname.c_str());
+            const uint32_t id = ifindex ? attached_xdp_prog_id(ifindex) : 0;
+            hint = fmt::format(" (another AF_XDP socket is bound to this queue: another linerate, or another AF_XDP "
+                               "program, is running on {}{})",
+                               cfg.ifname, id ? fmt::format("; XDP program id {} is attached to it", id) : "");
+        }
         throw EnvError(fmt::format("couldn't create the {} AF_XDP socket on {} queue {}: {}{}",
                                    spec::to_string(cfg.mode), cfg.ifname, cfg.queue, std::strerror(-err), hint));
     }
