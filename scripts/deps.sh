@@ -8,7 +8,8 @@ PKGS=(
   clang llvm libclang-rt-14-dev bpftool libbpf-dev libxdp-dev xdp-tools libelf-dev zlib1g-dev
   dpdk dpdk-dev libdpdk-dev libnuma-dev
   libgtest-dev googletest libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev prometheus-cpp-dev
+  python3-jsonschema python3-prometheus-client
   iproute2 ethtool tshark python3 python3-scapy netsniff-ng iputils-ping procps
 )
 

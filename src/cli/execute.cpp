@@ -1,6 +1,8 @@
 #include "cli/execute.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <memory>
 
 #include "engine/interrupt.h"
 #include "engine/session.h"
@@ -8,7 +10,9 @@
 #include "report/checks_report.h"
 #include "report/console.h"
 #include "report/json_report.h"
+#include "report/metrics.h"
 #include "report/procedure_report.h"
+#include "report/stream_sinks.h"
 #include "result/checks.h"
 #include "util/error.h"
 
@@ -35,12 +39,81 @@ report::JunitSuite suite_of(const spec::RunSpec& spec, const ExecuteInfo& info, 
     return s;
 }
 
-int execute_run(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info) {
-    report::ConsoleSink console(stdout, spec.quiet);
+// The outputs that follow the run as it goes (--json-stream, --csv, --metrics), and the
+// console's stream: stderr when the JSON lines take stdout.
+struct Outputs {
+    std::FILE* out = stdout;
+    std::unique_ptr<report::JsonLinesSink> lines;
+    std::unique_ptr<report::CsvSink> csv;
+    std::unique_ptr<report::MetricsSink> metrics;
+    result::SinkList list;
+
+    explicit Outputs(const spec::RunSpec& spec) {
+        if (!spec.json_stream_path.empty()) {
+            lines = std::make_unique<report::JsonLinesSink>(spec.json_stream_path);
+            list.add(*lines);
+            if (spec.json_stream_path == "-") out = stderr;
+        }
+        if (!spec.csv_path.empty()) {
+            csv = std::make_unique<report::CsvSink>(spec.csv_path);
+            list.add(*csv);
+        }
+        if (!spec.metrics_listen.empty()) {
+            metrics = std::make_unique<report::MetricsSink>(spec.metrics_listen);
+            list.add(*metrics);
+        }
+    }
+    void end(const nlohmann::json& summary) {
+        if (lines) lines->end(summary);
+    }
+};
+
+// One level of nesting flattened into dotted columns ("received.pps"); arrays are left out.
+void write_table_csv(const std::string& path, const nlohmann::json& rows) {
+    std::vector<std::string> cols;
+    std::vector<std::map<std::string, std::string>> flat;
+    for (const auto& row : rows) {
+        std::map<std::string, std::string> f;
+        auto put = [&](const std::string& k, const nlohmann::json& v) {
+            if (v.is_array() || v.is_object()) return;
+            if (std::find(cols.begin(), cols.end(), k) == cols.end()) cols.push_back(k);
+            f[k] = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+        };
+        for (const auto& [k, v] : row.items()) {
+            if (v.is_object())
+                for (const auto& [k2, v2] : v.items()) put(k + "." + k2, v2);
+            else
+                put(k, v);
+        }
+        flat.push_back(std::move(f));
+    }
+    std::FILE* fp = std::fopen(path.c_str(), "w");
+    if (!fp) throw EnvError(fmt::format("couldn't create the CSV file {}", path));
+    auto cell = [](const std::string& s) {
+        if (s.find_first_of(",\"\n") == std::string::npos) return s;
+        std::string q = "\"";
+        for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        return q + "\"";
+    };
+    for (size_t i = 0; i < cols.size(); ++i) fmt::print(fp, "{}{}", i ? "," : "", cell(cols[i]));
+    fmt::print(fp, "\n");
+    for (const auto& f : flat) {
+        for (size_t i = 0; i < cols.size(); ++i) {
+            const auto it = f.find(cols[i]);
+            fmt::print(fp, "{}{}", i ? "," : "", it == f.end() ? "" : cell(it->second));
+        }
+        fmt::print(fp, "\n");
+    }
+    std::fclose(fp);
+}
+
+int execute_run(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
+    report::ConsoleSink console(o.out, spec.quiet);
     report::TrialCollector trials;
     result::SinkList sinks;
     sinks.add(console);
     sinks.add(trials);
+    sinks.add(o.list);
     for (unsigned i = 0; i < spec.trials && !session.interrupted(); ++i) session.run_trial(spec.trial(), sinks, spec.trials);
     const auto& all = trials.trials();
     std::vector<result::Check> checks;
@@ -55,16 +128,15 @@ int execute_run(engine::Session& session, const spec::RunSpec& spec, const Execu
     }
     const int rc = exit_code(all);
     if (spec.thresholds.any() || info.print_checks) {
-        fmt::print("\n");
-        report::print_checks(stdout, checks, rc == 4 ? result::Verdict::invalid : rc == 1 ? result::Verdict::fail
-                                                                                          : result::Verdict::pass,
+        fmt::print(o.out, "\n");
+        report::print_checks(o.out, checks, rc == 4 ? result::Verdict::invalid : rc == 1 ? result::Verdict::fail
+                                                                                        : result::Verdict::pass,
                              invalid);
     }
-    if (!spec.json_path.empty()) {
-        auto j = report::make_report(spec, session.environment(), all);
-        j["checks"] = report::checks_json(checks);
-        report::write_json(spec.json_path, j);
-    }
+    auto j = report::make_report(spec, session.environment(), all);
+    j["checks"] = report::checks_json(checks);
+    if (!spec.json_path.empty()) report::write_json(spec.json_path, j);
+    o.end(j);
     if (!spec.junit_path.empty()) {
         auto s = suite_of(spec, info, seconds);
         s.checks = checks;
@@ -75,15 +147,22 @@ int execute_run(engine::Session& session, const spec::RunSpec& spec, const Execu
     return rc;
 }
 
-int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info) {
+int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
     const bool searches = spec.procedure.kind == spec::Procedure::throughput ||
                           (spec.procedure.kind == spec::Procedure::latency && !spec.rate.limited());
-    fmt::print("linerate {}: sizes {} B{}\n", spec::to_string(spec.procedure.kind), fmt::join(spec.procedure.sizes, " "),
+    fmt::print(o.out, "linerate {}: sizes {} B{}\n", spec::to_string(spec.procedure.kind),
+               fmt::join(spec.procedure.sizes, " "),
                searches ? fmt::format(", {}", spec.procedure.search == "mlr" ? "MLRsearch" : "binary search") : "");
-    std::fflush(stdout);
-    const auto r = procedures::run_procedure(session, spec.quiet ? nullptr : stdout);
-    report::print_procedure(stdout, r);
-    if (!spec.json_path.empty()) report::write_json(spec.json_path, report::procedure_report(spec, session.environment(), r));
+    std::fflush(o.out);
+    const auto r = procedures::run_procedure(session, spec.quiet ? nullptr : o.out, &o.list);
+    report::print_procedure(o.out, r);
+    const auto j = report::procedure_report(spec, session.environment(), r);
+    if (!spec.json_path.empty()) report::write_json(spec.json_path, j);
+    if (!spec.csv_path.empty()) {
+        write_table_csv(report::csv_companion(spec.csv_path, "trials"), j["trials"]);
+        write_table_csv(report::csv_companion(spec.csv_path, "sizes"), j["rows"]);
+    }
+    o.end(j);
     if (!spec.junit_path.empty()) {
         auto s = suite_of(spec, info, r.seconds);
         s.checks = r.checks;
@@ -107,19 +186,21 @@ int exit_code(const std::vector<result::TrialResult>& trials) {
 
 int execute(const spec::RunSpec& spec, const ExecuteInfo& info) {
     engine::install_interrupt_handlers();
+    Outputs o(spec);  // before the ports open: a metrics port in use fails before anything else
     engine::Session session(backend::make_backend(spec.backend), spec);
     if (spec.tx_enabled() && spec.signed_frames())
-        fmt::print("linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
+        fmt::print(o.out, "linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
                    packet::sig_level_str(spec.sig_level()), spec.nonce, spec.nonce);
+    if (o.metrics) fmt::print(o.out, "linerate: Prometheus metrics at http://{}/metrics\n", o.metrics->address());
     // Which TX engine each sending port got, and why (afxdp --tx-engine auto).
     const auto env = session.environment();
     if (env.contains("ports"))
         for (const auto& p : env["ports"])
             if (p.contains("tx_engine_why") && p["tx_engine_why"].is_string())
-                fmt::print("linerate: {} sends with {} ({})\n", p["name"].get<std::string>(),
+                fmt::print(o.out, "linerate: {} sends with {} ({})\n", p["name"].get<std::string>(),
                            p["tx_engine"].get<std::string>(), p["tx_engine_why"].get<std::string>());
-    if (spec.procedure.kind == spec::Procedure::run) return execute_run(session, spec, info);
-    return execute_procedure(session, spec, info);
+    if (spec.procedure.kind == spec::Procedure::run) return execute_run(session, spec, info, o);
+    return execute_procedure(session, spec, info, o);
 }
 
 }  // namespace lr::cli

@@ -51,6 +51,7 @@ private:
         return true;
     }
     void emit_interval(const stats::Snapshot& cur, bool final = false) {
+        sink_.snapshot(res_.ids, cur);
         auto row = stats::interval(res_.ids, last_, cur, res_.violations);
         latency_.take(row, final);
         // The senders fell short over a whole interval of the TX phase (the first, which holds

@@ -151,12 +151,12 @@ TrialLog run_valid(TrialRunner& run, const TrialPlan& p, result::TrialResult* r,
     return l;
 }
 
-ProcedureResult run_procedure(engine::Session& s, std::FILE* progress) {
+ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::Sink* sink) {
     const auto t0 = std::chrono::steady_clock::now();
     ProcedureResult out;
     out.kind = s.spec().procedure.kind;
     out.line_rate_bps = s.line_rate_bps();
-    TrialRunner run(s, progress);
+    TrialRunner run(s, progress, sink);
     switch (out.kind) {
         case spec::Procedure::sweep: run_sweep(run, out); break;
         case spec::Procedure::throughput: run_throughput(run, out); break;

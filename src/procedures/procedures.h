@@ -87,8 +87,9 @@ struct ProcedureResult {
     result::Verdict verdict() const;
 };
 
-// Runs the session's procedure (spec().procedure) to the end. progress: one line per trial.
-ProcedureResult run_procedure(engine::Session& s, std::FILE* progress);
+// Runs the session's procedure (spec().procedure) to the end. progress: one line per trial;
+// sink: every trial's intervals and result (nullptr: none).
+ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::Sink* sink = nullptr);
 
 // The goals of a throughput search: the preset's (or one per --goals), with the options'
 // overrides applied.

@@ -8,16 +8,18 @@
 namespace lr::procedures {
 
 
-std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops) {
+std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
+                           double rate_tolerance) {
     if (r.interrupted) return "interrupted";
     if (!r.violations.empty()) return r.violations.front();
     if (r.tx.packets == 0) return "nothing was sent";
     if (p.load_pps > 0) {
         const double err = (r.rate.offered_pps - p.load_pps) / p.load_pps;
-        if (std::abs(err) > 0.001)
-            return fmt::format("the generator offered {} for {} ({:+.3f} %, more than 0.1 % off)",
-                               spec::format_pps(r.rate.offered_pps), spec::format_pps(p.load_pps), 100 * err);
-        if (r.rate.stretch_pct > 1)
+        if (std::abs(err) > rate_tolerance)
+            return fmt::format("the generator offered {} for {} ({:+.3f} %, more than {:g} % off)",
+                               spec::format_pps(r.rate.offered_pps), spec::format_pps(p.load_pps), 100 * err,
+                               100 * rate_tolerance);
+        if (r.rate.stretch_pct > std::max(1.0, 100 * rate_tolerance))
             return fmt::format("the trial took {:.1f} % longer than planned", r.rate.stretch_pct);
     }
     if (r.loss.egress_dropped)
@@ -39,7 +41,7 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     t.duration_s = t.count ? std::max(3600.0, 10 * p.duration_s) : p.duration_s;
     t.rate = p.load_pps > 0 ? spec::RateSpec{spec::RateSpec::Unit::pps, p.load_pps} : spec::RateSpec{};
     result::Sink quiet;
-    auto r = session_.run_trial(t, quiet);
+    auto r = session_.run_trial(t, sink_ ? *sink_ : quiet);
     TrialLog l;
     l.index = r.index;
     l.plan = p;
@@ -49,7 +51,7 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.received = std::min(r.rx.unique, r.tx.packets);
     l.host_drops = r.loss.host_rx_dropped;
     l.loss_ratio = l.sent ? static_cast<double>(l.sent - l.received) / l.sent : 0;
-    l.invalid_reason = invalid_reason(p, r, l.host_drops);
+    l.invalid_reason = invalid_reason(p, r, l.host_drops, session_.spec().procedure.rate_tolerance);
     l.valid = l.invalid_reason.empty();
     if (progress_) {
         fmt::print(progress_, "  trial {:>3}  {:>4}B  {:>14}  {:>6.2f}s  sent {:>11}  recv {:>11}  loss {:>9.5f} %  {}{}\n",

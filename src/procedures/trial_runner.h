@@ -38,8 +38,10 @@ struct TrialLog {
 
 class TrialRunner {
 public:
-    // progress: one line per trial (nullptr: silent).
-    TrialRunner(engine::Session& s, std::FILE* progress) : session_(s), progress_(progress) {}
+    // progress: one line per trial (nullptr: silent); sink: the trials' intervals and results
+    // (exporters: JSON lines, CSV, metrics; nullptr: none).
+    TrialRunner(engine::Session& s, std::FILE* progress, result::Sink* sink = nullptr)
+        : session_(s), progress_(progress), sink_(sink) {}
 
     // Runs one trial. `result` (optional) receives the engine's full result.
     TrialLog run(const TrialPlan& p, result::TrialResult* result = nullptr);
@@ -52,11 +54,14 @@ public:
 private:
     engine::Session& session_;
     std::FILE* progress_;
+    result::Sink* sink_;
     std::vector<TrialLog> log_;
 };
 
 // The trial's validity (see above); "" when valid. host_drops: what the instrument's receive
 // side dropped itself (missed by the NIC, no buffer, no socket, a full socket ring).
-std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops);
+// rate_tolerance: the largest |offered - requested| / requested (--rate-tolerance).
+std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
+                           double rate_tolerance = 0.001);
 
 }  // namespace lr::procedures

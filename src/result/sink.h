@@ -21,6 +21,9 @@ class Sink {
 public:
     virtual ~Sink() = default;
     virtual void trial_started(const TrialStart&) {}
+    // Every interval, before interval(): the control thread's own snapshot of every queue's
+    // counters (cumulative since the trial started) and the ports' (exporters read these).
+    virtual void snapshot(const std::vector<stats::QueueId>&, const stats::Snapshot&) {}
     virtual void interval(const stats::IntervalRow&) {}
     virtual void trial_finished(const TrialResult&) {}
 };
@@ -31,6 +34,9 @@ public:
     void add(Sink& s) { sinks_.push_back(&s); }
     void trial_started(const TrialStart& t) override {
         for (auto* s : sinks_) s->trial_started(t);
+    }
+    void snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& snap) override {
+        for (auto* s : sinks_) s->snapshot(ids, snap);
     }
     void interval(const stats::IntervalRow& r) override {
         for (auto* s : sinks_) s->interval(r);

@@ -344,6 +344,18 @@ std::vector<OptionDef> make_table() {
                  .commands = kAll,
                  .apply = [](Draft& d, const Values& v) { d.spec.quiet = parse_bool(one(v), "--quiet"); },
                  .show = nullptr});
+    t.push_back({.name = "json-stream", .group = "Output", .value_name = "FILE",
+                 .help = "JSON lines as the run goes: one object per interval (flushed), per trial, and a last one "
+                         "with the whole report; - for stdout (the console output then goes to stderr)",
+                 .apply = [](Draft& d, const Values& v) { d.spec.json_stream_path = one(v); }, .show = nullptr});
+    t.push_back({.name = "csv", .group = "Output", .value_name = "FILE",
+                 .help = "The per-interval series as CSV; procedures also write FILE-trials.csv (every trial) and "
+                         "FILE-sizes.csv (their table)",
+                 .apply = [](Draft& d, const Values& v) { d.spec.csv_path = one(v); }, .show = nullptr});
+    t.push_back({.name = "metrics", .group = "Output", .value_name = "[ADDR:]PORT",
+                 .help = "Serve Prometheus metrics at http://ADDR:PORT/metrics while running (ADDR defaults to "
+                         "127.0.0.1: loopback only unless told otherwise)",
+                 .apply = [](Draft& d, const Values& v) { d.spec.metrics_listen = one(v); }, .show = nullptr});
     t.push_back({.name = "junit", .group = "Output", .value_name = "FILE",
                  .help = "Write the checks (one per threshold, per frame size) as JUnit XML to FILE",
                  .apply = [](Draft& d, const Values& v) { d.spec.junit_path = one(v); }, .show = nullptr});

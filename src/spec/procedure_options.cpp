@@ -155,6 +155,18 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  },
                  .show = [](const RunSpec& s, J& j) { j["step_pct"] = s.procedure.step_pct; }});
 
+    t.push_back({.name = "rate-tolerance", .group = "Procedures", .value_name = "PCT",
+                 .help = "A trial counts only if the generator offered its load this close (and stretched the trial "
+                         "by at most the larger of 1 % and this); loosen it only on a host that cannot pace, and "
+                         "say so",
+                 .default_text = "0.1", .commands = kProc,
+                 .apply = [](Draft& d, const Values& v) {
+                     const double t = percent_ratio(v, "--rate-tolerance");
+                     if (t <= 0) throw UsageError("invalid --rate-tolerance \"0\": above 0 %");
+                     d.spec.procedure.rate_tolerance = t;
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["rate_tolerance_pct"] = s.procedure.rate_tolerance * 100; }});
+
     // ---- Thresholds ----------------------------------------------------------------------
     t.push_back({.name = "max-loss", .group = "Thresholds", .value_name = "PCT",
                  .help = "Fail (exit 1) when the loss exceeds this share of what was sent (needs --tx and --rx in one "

@@ -40,6 +40,9 @@ struct ProcedureSpec {
     uint32_t repeat = 20;              // latency and back-to-back: trials per size
     // Frame loss: loads from 100 % down by this many percent of the highest load.
     double step_pct = 10;
+    // A trial is valid when the offered load is this close to the request (ratio) and the
+    // trial took at most max(1 %, this) longer than planned.
+    double rate_tolerance = 0.001;
 };
 
 // The pass/fail thresholds (absent: not checked).

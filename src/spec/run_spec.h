@@ -102,6 +102,9 @@ struct RunSpec {
     ProcedureSpec procedure;  // run, or the procedure and its settings
     std::string json_path;
     std::string junit_path;
+    std::string json_stream_path;  // JSON lines: "-" for stdout (the console then goes to stderr)
+    std::string csv_path;
+    std::string metrics_listen;    // "PORT" (loopback) or "ADDR:PORT"
     bool quiet = false;  // no live lines
     bool force = false;
 

@@ -17,6 +17,10 @@ from testbed import DutBed, VethBed, unique
 DUT = os.environ.get("DUT_POLICER", os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf", "dut_policer"))
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DUT_RATE, DUT_BURST = 100_000, 256  # the device under test's capacity (pps) and bucket (frames)
+# The generator must offer each trial's load within 0.1 % by default; on the shared 2-core CI
+# host a preempted sender misses that now and then, so these tests allow 0.5 % (still well
+# inside the 1-2 % goal widths) rather than let one noisy trial fail the suite.
+TOL = ["--rate-tolerance", "0.5"]
 
 SAMPLER = """
 import sys, time
@@ -123,7 +127,7 @@ def throughput_ndr(backend, search="mlr", width=1.0):
     bucket's burst over a trial: R + B / T is what the DUT really forwards loss-free)."""
     with DutBed(unique("lpd")) as bed:
         bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, backend, "throughput", ["-q", "--search", search, "--max-rate", "200k",
+        r, rep = dut_run(bed, backend, "throughput", ["-q", *TOL, "--search", search, "--max-rate", "200k",
                                                       "--trial-duration", "1s", "--initial-duration", "0.2s",
                                                       "--width", str(width)])
         check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
@@ -146,7 +150,7 @@ def rfc2544_others():
     clean steps; latency: per size, at a given rate, every trial's frames."""
     with DutBed(unique("lpo")) as bed:
         bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, "afxdp", "back-to-back", ["-q", "--max-rate", "200k", "--trial-duration", "0.5s",
+        r, rep = dut_run(bed, "afxdp", "back-to-back", ["-q", *TOL, "--max-rate", "200k", "--trial-duration", "0.5s",
                                                          "--repeat", "2"])
         check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
         dut_accounts_for(bed, rep)
@@ -154,7 +158,7 @@ def rfc2544_others():
         check(abs(row["mean"] - 2 * DUT_BURST) <= 0.05 * 2 * DUT_BURST, f"back-to-back {row}")
 
         bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, "afxdp", "frame-loss", ["-q", "--max-rate", "150k", "--trial-duration", "0.5s",
+        r, rep = dut_run(bed, "afxdp", "frame-loss", ["-q", *TOL, "--max-rate", "150k", "--trial-duration", "0.5s",
                                                        "--step", "10"])
         check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
         dut_accounts_for(bed, rep)
@@ -167,7 +171,7 @@ def rfc2544_others():
         check([s["frame_loss_pct"] for s in steps[-2:]] == [0, 0], f"ends after two clean steps: {steps}")
 
         bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, "afxdp", "latency", ["-q", "--rate", "50k", "--sizes", "64,512", "--repeat", "3",
+        r, rep = dut_run(bed, "afxdp", "latency", ["-q", *TOL, "--rate", "50k", "--sizes", "64,512", "--repeat", "3",
                                                     "--trial-duration", "0.3s", "--max-latency", "1s"])
         check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
         dut_accounts_for(bed, rep)

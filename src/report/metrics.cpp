@@ -1,0 +1,137 @@
+#include "report/metrics.h"
+
+#include <fmt/format.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include "spec/parse.h"
+#include "util/error.h"
+
+namespace lr::report {
+namespace {
+
+std::string key_of(const prometheus::Family<prometheus::Counter>& f, const std::map<std::string, std::string>& l) {
+    std::string k = f.GetName();
+    for (const auto& [a, b] : l) k += "|" + a + "=" + b;
+    return k;
+}
+
+}  // namespace
+
+MetricsSink::MetricsSink(const std::string& listen) {
+    const auto colon = listen.rfind(':');
+    const std::string host = colon == std::string::npos ? "127.0.0.1" : listen.substr(0, colon);
+    const auto port = spec::parse_uint(colon == std::string::npos ? listen : listen.substr(colon + 1), "--metrics",
+                                       1, 65535);
+    if (host.empty()) throw UsageError(fmt::format("invalid --metrics \"{}\": give ADDR:PORT or PORT", listen));
+    address_ = fmt::format("{}:{}", host, port);
+    try {
+        exposer_ = std::make_unique<prometheus::Exposer>(address_);
+    } catch (const std::exception& e) {
+        throw EnvError(fmt::format("couldn't serve metrics on {}: {}", address_, e.what()));
+    }
+    registry_ = std::make_shared<prometheus::Registry>();
+    using namespace prometheus;
+    packets_ = &BuildCounter().Name("linerate_packets_total").Help("Packets per port, queue and direction: TX as the "
+                                                                   "device accepted them, RX as received").Register(*registry_);
+    bytes_ = &BuildCounter().Name("linerate_bytes_total").Help("L2 bytes (FCS included) per port, queue and direction")
+                  .Register(*registry_);
+    drops_ = &BuildCounter().Name("linerate_port_drops_total").Help("Frames a port's host path or device dropped, by "
+                                                                    "cause").Register(*registry_);
+    rx_class_ = &BuildCounter().Name("linerate_rx_frames_total").Help("Received frames by class (ours, distinct, "
+                                                                      "foreign, malformed, duplicate, reordered, late)")
+                     .Register(*registry_);
+    rate_pps_ = &BuildGauge().Name("linerate_rate_packets_per_second").Help("The last interval's rate, by direction")
+                     .Register(*registry_);
+    rate_bps_ = &BuildGauge().Name("linerate_rate_bits_per_second").Help("The last interval's rate in bits/s, by "
+                                                                         "direction and layer (l1, l2)").Register(*registry_);
+    lost_ = &BuildGauge().Name("linerate_sequence_gaps").Help("Frames missing from the receivers' sequences now "
+                                                              "(running loss)").Register(*registry_);
+    latency_ = &BuildGauge().Name("linerate_latency_seconds").Help("The last interval's latency by quantile (1 = max)")
+                    .Register(*registry_);
+    trials_ = &BuildGauge().Name("linerate_trial").Help("The running trial's index (0-based) and frame size")
+                   .Register(*registry_);
+    info_ = &BuildGauge().Name("linerate_generator_limited").Help("1 when the senders fell short of the asked rate "
+                                                                  "over the last interval").Register(*registry_);
+    exposer_->RegisterCollectable(registry_);
+}
+
+MetricsSink::~MetricsSink() = default;
+
+prometheus::Counter& MetricsSink::counter(prometheus::Family<prometheus::Counter>& f,
+                                          const std::map<std::string, std::string>& l) {
+    return f.Add(l);
+}
+
+void MetricsSink::add(prometheus::Family<prometheus::Counter>& f, const std::map<std::string, std::string>& labels,
+                      uint64_t cur, uint64_t& last) {
+    auto& c = counter(f, labels);  // the series exists from the first interval, at 0 if nothing happened
+    if (cur > last) c.Increment(static_cast<double>(cur - last));
+    last = cur;
+}
+
+void MetricsSink::trial_started(const result::TrialStart& t) {
+    for (auto& [k, v] : last_) v = 0;  // the trial's counters start at zero; the exported ones keep growing
+    trials_->Add({{"what", "index"}}).Set(t.index);
+    if (t.spec) trials_->Add({{"what", "frame_size_bytes"}}).Set(t.spec->frame.frame_size);
+}
+
+void MetricsSink::snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s) {
+    for (size_t i = 0; i < ids.size() && i < s.queues.size(); ++i) {
+        const auto& q = s.queues[i];
+        const std::map<std::string, std::string> l = {{"port", ids[i].port},
+                                                      {"queue", std::to_string(ids[i].queue)},
+                                                      {"direction", ids[i].dir == stats::Dir::tx ? "tx" : "rx"}};
+        add(*packets_, l, q.packets, last_[key_of(*packets_, l)]);
+        add(*bytes_, l, q.bytes, last_[key_of(*bytes_, l)]);
+        if (ids[i].dir == stats::Dir::rx) {
+            const std::pair<const char*, uint64_t> classes[] = {
+                {"ours", q.rx_ours},         {"distinct", q.rx_unique}, {"foreign", q.rx_foreign},
+                {"malformed", q.rx_malformed}, {"duplicate", q.rx_dup},    {"reordered", q.rx_reordered},
+                {"late", q.rx_late}};
+            for (const auto& [cls, v] : classes) {
+                auto lc = l;
+                lc.erase("direction");
+                lc["class"] = cls;
+                add(*rx_class_, lc, v, last_[key_of(*rx_class_, lc)]);
+            }
+        }
+    }
+    for (size_t p = 0; p < s.ports.size(); ++p) {
+        const auto& ps = s.ports[p];
+        std::string name = std::to_string(p);
+        for (const auto& id : ids)
+            if (id.port_index == p) name = id.port;
+        const std::pair<const char*, uint64_t> causes[] = {
+            {"nic_missed", ps.imissed},          {"no_buffer", ps.rx_nombuf},
+            {"no_socket", ps.xdp_redirect_failed}, {"socket_ring_full", ps.xsk_rx_ring_full},
+            {"socket_dropped", ps.xsk_rx_dropped}, {"egress_device", ps.odropped}};
+        for (const auto& [cause, v] : causes) {
+            const std::map<std::string, std::string> l = {{"port", name}, {"cause", cause}};
+            add(*drops_, l, v, last_[key_of(*drops_, l)]);
+        }
+    }
+}
+
+void MetricsSink::interval(const stats::IntervalRow& row) {
+    rate_pps_->Add({{"direction", "tx"}}).Set(row.tx.pps());
+    rate_pps_->Add({{"direction", "rx"}}).Set(row.rx.pps());
+    rate_bps_->Add({{"direction", "tx"}, {"layer", "l1"}}).Set(row.tx.l1_bps());
+    rate_bps_->Add({{"direction", "tx"}, {"layer", "l2"}}).Set(row.tx.l2_bps());
+    rate_bps_->Add({{"direction", "rx"}, {"layer", "l1"}}).Set(row.rx.l1_bps());
+    rate_bps_->Add({{"direction", "rx"}, {"layer", "l2"}}).Set(row.rx.l2_bps());
+    lost_->Add({}).Set(static_cast<double>(row.seq_gaps));
+    info_->Add({}).Set(row.generator_limited ? 1 : 0);
+    if (row.latency_live && row.lat_count) {
+        latency_->Add({{"quantile", "0"}}).Set(row.lat_min * 1e-9);
+        latency_->Add({{"quantile", "0.5"}}).Set(row.lat_p50 * 1e-9);
+        latency_->Add({{"quantile", "0.99"}}).Set(row.lat_p99 * 1e-9);
+        latency_->Add({{"quantile", "1"}}).Set(row.lat_max * 1e-9);
+    }
+}
+
+void MetricsSink::trial_finished(const result::TrialResult&) {}
+
+}  // namespace lr::report

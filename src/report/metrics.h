@@ -1,0 +1,48 @@
+// Prometheus exposition (--metrics [ADDR:]PORT): /metrics served by prometheus-cpp while the
+// process runs, fed from the control thread's snapshots (never a worker's cache lines).
+// Counters keep growing across trials; gauges hold the last interval's rates, loss and latency.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "result/sink.h"
+
+namespace prometheus {
+class Exposer;
+class Registry;
+template <typename T>
+class Family;
+class Counter;
+class Gauge;
+}  // namespace prometheus
+
+namespace lr::report {
+
+class MetricsSink final : public result::Sink {
+public:
+    // listen: "PORT" (loopback) or "ADDR:PORT". Throws UsageError for a bad value, EnvError
+    // when it cannot listen.
+    explicit MetricsSink(const std::string& listen);
+    ~MetricsSink() override;
+    void trial_started(const result::TrialStart& t) override;
+    void snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s) override;
+    void interval(const stats::IntervalRow& row) override;
+    void trial_finished(const result::TrialResult& r) override;
+    const std::string& address() const { return address_; }
+
+private:
+    prometheus::Counter& counter(prometheus::Family<prometheus::Counter>& f, const std::map<std::string, std::string>& l);
+    void add(prometheus::Family<prometheus::Counter>& f, const std::map<std::string, std::string>& labels,
+             uint64_t cur, uint64_t& last);
+
+    std::string address_;
+    std::unique_ptr<prometheus::Exposer> exposer_;
+    std::shared_ptr<prometheus::Registry> registry_;
+    prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_;
+    prometheus::Family<prometheus::Gauge>*rate_pps_, *rate_bps_, *lost_, *latency_, *trials_, *info_;
+    std::map<std::string, uint64_t> last_;  // per series: the value last added (trial-relative)
+};
+
+}  // namespace lr::report

@@ -1,0 +1,139 @@
+"""The outputs users look at, from the same counters: --json (validated against
+docs/report.schema.json for every command), --json-stream (one object per interval, flushed,
+then per trial and a final one equal to the report; on stdout with the console on stderr),
+--csv (the interval series adds up to the totals; procedures add per-trial and per-size
+tables), and --metrics (scraped while running, parsed by Prometheus' own Python parser,
+consistent with the final report)."""
+import csv
+import json
+import os
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import jsonschema
+from prometheus_client.parser import text_string_to_metric_families
+
+import lrtest
+from lrtest import LINERATE, NO_PCI, RING_PAIR_ARGS, check
+from testbed import VethBed, unique
+
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "report.schema.json")
+with open(SCHEMA_PATH) as f:
+    SCHEMA = json.load(f)
+
+
+def valid(doc, what):
+    try:
+        jsonschema.validate(doc, SCHEMA)
+    except jsonschema.ValidationError as e:
+        raise AssertionError(f"{what} does not match docs/report.schema.json: {e.message} at {list(e.absolute_path)}")
+
+
+def scrape(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def tx_total(m):
+    return sum(v for (name, labels), v in m.items()
+               if name == "linerate_packets_total" and dict(labels).get("direction") == "tx")
+
+
+def run_outputs():
+    port = 9460 + os.getpid() % 30
+    with tempfile.TemporaryDirectory() as d:
+        cmd = [LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--rate", "200k",
+               "--duration", "3s", "--interval", "250ms", "--json", f"{d}/r.json", "--json-stream", f"{d}/r.jsonl",
+               "--csv", f"{d}/r.csv", "--metrics", str(port), "--", *NO_PCI]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        m1 = scrape(port)
+        time.sleep(0.6)
+        m2 = scrape(port)
+        out, err = p.communicate(timeout=60)
+        check(p.returncode == 0, f"exit {p.returncode}\n{out}{err}")
+        with open(f"{d}/r.json") as f:
+            rep = json.load(f)
+        valid(rep, "run report")
+        sent = rep["totals"]["tx"]["packets"]
+        # Prometheus: counters grow, never past the final count; the rate gauge saw the traffic.
+        check(0 < tx_total(m1) < tx_total(m2) <= sent, f"tx counters {tx_total(m1)}, {tx_total(m2)}, final {sent}")
+        rate = m2[("linerate_rate_packets_per_second", (("direction", "tx"),))]
+        check(150e3 < rate < 250e3, f"tx rate gauge {rate}")
+        check(("linerate_port_drops_total", (("cause", "no_socket"), ("port", "ring1"))) in m2, "drops by cause")
+        check(any(n == "linerate_latency_seconds" for n, _ in m2), "latency gauges")
+        # JSON lines: every line valid, intervals flushed, the last one the report itself.
+        with open(f"{d}/r.jsonl") as f:
+            lines = [json.loads(x) for x in f]
+        for i, x in enumerate(lines):
+            valid(x, f"JSON line {i}")
+        kinds = [x["type"] for x in lines]
+        check(kinds[0] == "trial_start" and kinds[-2:] == ["trial", "end"] and kinds.count("interval") >= 10,
+              f"line types {kinds}")
+        check(lines[-1]["report"]["totals"] == rep["totals"], "the last line is the report")
+        check(sum(x["tx"]["packets"] for x in lines if x["type"] == "interval") == sent, "intervals add up")
+        # CSV: one row per interval, adding up to the totals.
+        with open(f"{d}/r.csv") as f:
+            rows = list(csv.DictReader(f))
+        check(len(rows) == len(rep["intervals"]), f"{len(rows)} CSV rows, {len(rep['intervals'])} intervals")
+        check(sum(int(r["tx_packets"]) for r in rows) == sent, "CSV TX adds up")
+        check(sum(int(r["rx_ours"]) for r in rows) == rep["totals"]["rx_classes"]["ours"], "CSV RX adds up")
+
+
+def json_lines_on_stdout():
+    with tempfile.TemporaryDirectory():
+        p = subprocess.run([LINERATE, "run", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--count", "100k",
+                            "--interval", "100ms", "--json-stream", "-", "--", *NO_PCI],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, f"exit {p.returncode}\n{p.stderr}")
+        lines = [json.loads(x) for x in p.stdout.splitlines()]  # nothing but JSON on stdout
+        check(lines[-1]["type"] == "end" and lines[-1]["report"]["totals"]["tx"]["packets"] == 100000, "final line")
+        check("TX total" in p.stderr, "the console went to stderr")
+
+
+def procedure_outputs():
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run([LINERATE, "sweep", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--sizes",
+                            "64,1518", "--count", "20k", "--json", f"{d}/s.json", "--json-stream", f"{d}/s.jsonl",
+                            "--csv", f"{d}/s.csv", "--", *NO_PCI], capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}")
+        with open(f"{d}/s.json") as f:
+            rep = json.load(f)
+        valid(rep, "sweep report")
+        with open(f"{d}/s.jsonl") as f:
+            lines = [json.loads(x) for x in f]
+        for i, x in enumerate(lines):
+            valid(x, f"sweep JSON line {i}")
+        check([x["type"] for x in lines].count("trial") == 2 and lines[-1]["report"]["rows"] == rep["rows"], "lines")
+        with open(f"{d}/s-sizes.csv") as f:
+            sizes = list(csv.DictReader(f))
+        check([r["size"] for r in sizes] == ["64", "1518"] and all(r["sent"] == "20000" for r in sizes), f"{sizes}")
+        with open(f"{d}/s-trials.csv") as f:
+            trials = list(csv.DictReader(f))
+        check(len(trials) == 2 and all(t["received"] == "20000" for t in trials), f"{trials}")
+
+
+def afxdp_report_valid():
+    with VethBed(unique("lxo"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
+                              "--count", "50k", "--rate", "100k", "--json", f"{d}/r.json"], timeout=60)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stderr}")
+        with open(f"{d}/r.json") as f:
+            valid(json.load(f), "afxdp run report")
+
+
+if __name__ == "__main__":
+    lrtest.need_root_and_hugepages()
+    r = lrtest.Results()
+    r.case("run: JSON report, JSON lines, CSV and Prometheus agree", run_outputs)
+    r.case("--json-stream -: only JSON on stdout", json_lines_on_stdout)
+    r.case("sweep: report, lines and the per-trial and per-size tables", procedure_outputs)
+    r.case("afxdp: the report matches the schema", afxdp_report_valid)
+    r.finish()
