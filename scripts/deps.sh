@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config meson ninja-build git
   clang llvm libclang-rt-14-dev bpftool libbpf-dev libxdp-dev xdp-tools libelf-dev zlib1g-dev
-  dpdk dpdk-dev libdpdk-dev libnuma-dev
+  dpdk dpdk-dev libdpdk-dev libnuma-dev libjs-chart.js chromium
   libgtest-dev googletest libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev prometheus-cpp-dev
   python3-jsonschema python3-prometheus-client

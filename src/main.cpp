@@ -5,6 +5,7 @@
 
 #include "cli/procedure_cmd.h"
 #include "cli/reflect_cmd.h"
+#include "cli/report_cmd.h"
 #include "cli/run_cmd.h"
 #include "spec/options.h"
 #include "util/error.h"
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
     check.add_to(app);
     lr::cli::ReflectCommand reflect;
     reflect.add_to(app);
+    lr::cli::ReportCommand report;
+    report.add_to(app);
 #ifdef LINERATE_HAVE_AFXDP
     lr::cli::ProbeCommand probe;
     probe.add_to(app);
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
         if (probe.chosen()) return probe.run();
 #endif
         if (reflect.chosen()) return reflect.run();
+        if (report.chosen()) return report.run();
         if (run.chosen()) return run.run();
         if (check.chosen()) return check.run();
         for (auto& p : procedures)

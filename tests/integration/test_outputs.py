@@ -7,6 +7,7 @@ consistent with the final report)."""
 import csv
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -120,6 +121,53 @@ def procedure_outputs():
         check(len(trials) == 2 and all(t["received"] == "20000" for t in trials), f"{trials}")
 
 
+def chromium():
+    for c in ("chromium", "chromium-browser"):
+        for d in os.environ.get("PATH", "").split(":") + ["/usr/bin"]:
+            if os.access(os.path.join(d, c), os.X_OK):
+                return os.path.join(d, c)
+    return None
+
+
+def html_report_renders():
+    """`linerate report` on a run and on a sweep: a real browser (headless Chromium) loads the
+    page from a file; every chart drew, no script error, and a screenshot is taken."""
+    browser = chromium()
+    check(browser is not None, "chromium is not installed (scripts/deps.sh installs it)")
+    with tempfile.TemporaryDirectory() as d:
+        reports = {}
+        p = subprocess.run([LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--rate", "200k",
+                            "--duration", "1s", "--interval", "100ms", "--json", f"{d}/run.json", "--", *NO_PCI],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, p.stderr)
+        reports["run"] = (f"{d}/run.json", 6)  # rate, queues, timeline, latency bars and CDF, who dropped it
+        p = subprocess.run([LINERATE, "sweep", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--sizes",
+                            "64,512,1518", "--count", "20k", "--max-loss", "0", "--json", f"{d}/sweep.json", "--",
+                            *NO_PCI], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, p.stderr)
+        reports["sweep"] = (f"{d}/sweep.json", 3)  # rate and latency against size, the trial trace
+        for name, (path, charts) in reports.items():
+            html = f"{d}/{name}.html"
+            p = subprocess.run([LINERATE, "report", path, "-o", html], capture_output=True, text=True, timeout=30)
+            check(p.returncode == 0, f"report {name}: {p.stderr}")
+            page = open(html).read()
+            check("<script src=" not in page and "<link" not in page, f"{name}: the page loads nothing")
+            args = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"]
+            dom = subprocess.run(args + ["--dump-dom", f"file://{html}"], capture_output=True, text=True,
+                                 timeout=120).stdout
+            m = re.search(r'id="render-status" data-charts="(\d+)" data-drawn="(\d+)" data-errors="(\d+)">([^<]*)', dom)
+            check(m is not None, f"{name}: the page's script did not run\n{dom[-500:]}")
+            made, drawn, errors, text = int(m[1]), int(m[2]), int(m[3]), m[4]
+            check(made == charts and drawn == made, f"{name}: {made} charts made, {drawn} drew, expected {charts}")
+            check(errors == 0, f"{name}: script errors: {text}")
+            shot = f"{d}/{name}.png"
+            subprocess.run(args + ["--hide-scrollbars", "--window-size=1000,2400", f"--screenshot={shot}",
+                                   f"file://{html}"], capture_output=True, timeout=120)
+            check(os.path.getsize(shot) > 20000, f"{name}: screenshot {os.path.getsize(shot)} bytes")
+        p = subprocess.run([LINERATE, "report", SCHEMA_PATH, "-o", f"{d}/x.html"], capture_output=True, text=True)
+        check(p.returncode == 2 and "not a linerate JSON report" in p.stderr, f"{p.returncode} {p.stderr}")
+
+
 def afxdp_report_valid():
     with VethBed(unique("lxo"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
@@ -136,4 +184,5 @@ if __name__ == "__main__":
     r.case("--json-stream -: only JSON on stdout", json_lines_on_stdout)
     r.case("sweep: report, lines and the per-trial and per-size tables", procedure_outputs)
     r.case("afxdp: the report matches the schema", afxdp_report_valid)
+    r.case("report: the HTML page renders every chart in headless Chromium", html_report_renders)
     r.finish()

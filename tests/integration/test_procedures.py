@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 import lrtest
@@ -52,14 +53,17 @@ def rate_accuracy(backend):
     with VethBed(unique("lpr")) as bed:
         for rate in (10_000, 100_000, 500_000):
             n = int(rate * 2)
-            sampler = subprocess.Popen(bed.wrap(bed.nsb, ["python3", "-c", SAMPLER, bed.ifb, "6"]),
+            sampler = subprocess.Popen(bed.wrap(bed.nsb, ["python3", "-c", SAMPLER, bed.ifb, "120"]),
                                        stdout=subprocess.PIPE, text=True)
+            time.sleep(0.3)  # its first sample is the base
             args, eal = backend_args(backend, bed, bed.ifa)
             with tempfile.TemporaryDirectory() as d:
                 r = bed.run(bed.nsa, [LINERATE, "run", "-q", *args, "--count", str(n), "--rate", str(rate),
                                       "--json", f"{d}/r.json"] + (["--"] + eal if eal else []), timeout=60)
                 check(r.returncode == 0, f"{backend} {rate}: exit {r.returncode}\n{r.stdout}{r.stderr}")
                 rep = load(f"{d}/r.json")
+            time.sleep(0.5)  # the last frames counted, then stop sampling (however long the run took)
+            sampler.terminate()
             out, _ = sampler.communicate(timeout=30)
             samples = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
             base = samples[0][1]
