@@ -10,6 +10,7 @@
 #include "report/checks_report.h"
 #include "report/console.h"
 #include "report/json_report.h"
+#include "report/live_table.h"
 #include "report/metrics.h"
 #include "report/procedure_report.h"
 #include "report/stream_sinks.h"
@@ -46,6 +47,7 @@ struct Outputs {
     std::unique_ptr<report::JsonLinesSink> lines;
     std::unique_ptr<report::CsvSink> csv;
     std::unique_ptr<report::MetricsSink> metrics;
+    std::unique_ptr<report::LiveTableSink> table;  // on a terminal: the live view replaces the lines
     result::SinkList list;
 
     explicit Outputs(const spec::RunSpec& spec) {
@@ -61,6 +63,10 @@ struct Outputs {
         if (!spec.metrics_listen.empty()) {
             metrics = std::make_unique<report::MetricsSink>(spec.metrics_listen);
             list.add(*metrics);
+        }
+        if (!spec.quiet && report::is_terminal(out)) {
+            table = std::make_unique<report::LiveTableSink>(out, report::colour_wanted(out));
+            list.add(*table);
         }
     }
     void end(const nlohmann::json& summary) {
@@ -108,7 +114,7 @@ void write_table_csv(const std::string& path, const nlohmann::json& rows) {
 }
 
 int execute_run(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
-    report::ConsoleSink console(o.out, spec.quiet);
+    report::ConsoleSink console(o.out, spec.quiet || o.table != nullptr);
     report::TrialCollector trials;
     result::SinkList sinks;
     sinks.add(console);

@@ -168,6 +168,45 @@ def html_report_renders():
         check(p.returncode == 2 and "not a linerate JSON report" in p.stderr, f"{p.returncode} {p.stderr}")
 
 
+def on_terminal(args, env=None):
+    """Runs linerate with its stdout on a pseudo-terminal; returns what it wrote there."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([LINERATE, *args], stdout=slave, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    p.wait(timeout=60)
+    os.close(master)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr.read()}")
+    return out.decode(errors="replace")
+
+
+def live_table_on_a_terminal():
+    """On a terminal the live table redraws in place (cursor up, clear line), per queue, with the
+    drops by cause and a progress line; colours unless NO_COLOR; piped, plain lines as before."""
+    args = ["run", *RING_PAIR_ARGS, "--tx", "ring0,queues=2", "--rx", "ring1,queues=2", "--rate", "200k",
+            "--duration", "1500ms", "--interval", "250ms", "--", *NO_PCI]
+    tty = on_terminal(args)
+    check("\x1b[2K" in tty and re.search(r"\x1b\[\d+F", tty), "redraws in place")
+    check(tty.count("ring1") >= 2 and "drops: device back-pressure" in tty and "trial 1 of 1" in tty, tty[-1500:])
+    check("s left" in tty, "a progress line with the time left")
+    check("\x1b[1m" in tty, "bold headers on a terminal")
+    check("TX total" in tty, "the summary follows the table")
+    plain = on_terminal(args, {"NO_COLOR": "1"})
+    check("\x1b[1m" not in plain and "\x1b[2K" in plain, "NO_COLOR: no colours, still redrawn")
+    piped = subprocess.run([LINERATE, *args], capture_output=True, text=True, timeout=60).stdout
+    check("\x1b" not in piped and "TX Mpps" in piped, "piped: plain interval lines")
+
+
 def afxdp_report_valid():
     with VethBed(unique("lxo"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
@@ -185,4 +224,5 @@ if __name__ == "__main__":
     r.case("sweep: report, lines and the per-trial and per-size tables", procedure_outputs)
     r.case("afxdp: the report matches the schema", afxdp_report_valid)
     r.case("report: the HTML page renders every chart in headless Chromium", html_report_renders)
+    r.case("live table on a terminal, plain lines when piped, NO_COLOR", live_table_on_a_terminal)
     r.finish()

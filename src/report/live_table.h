@@ -1,0 +1,42 @@
+// The live view on a terminal: a table redrawn in place every interval, per port and queue:
+// TX/RX Mpps and Gbit/s at L1 and L2, receive classes (lost so far, reordered, duplicates),
+// latency p50/p99/max where measured, drops by where they happened (device back-pressure,
+// socket ring full, fill ring empty, no socket, NIC missed, egress device), flags such as
+// generator-limited, and a progress line (trial, load, elapsed and remaining). Only when the
+// output is a terminal; colours only then and never with NO_COLOR set. From the control
+// thread's snapshots: nothing here touches a worker.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "result/sink.h"
+
+namespace lr::report {
+
+class LiveTableSink final : public result::Sink {
+public:
+    LiveTableSink(std::FILE* out, bool colour) : out_(out), colour_(colour) {}
+    void trial_started(const result::TrialStart& t) override;
+    void snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s) override;
+    void interval(const stats::IntervalRow& row) override;
+    void trial_finished(const result::TrialResult& r) override;
+
+private:
+    std::string paint(const std::string& s, const char* code) const;
+    std::FILE* out_;
+    bool colour_;
+    unsigned lines_ = 0;  // drawn last time: the cursor goes back up over them
+    std::vector<stats::QueueId> ids_;
+    stats::Snapshot prev_, cur_;
+    unsigned trial_ = 0, of_ = 1, frame_size_ = 0;
+    double requested_pps_ = 0, duration_s_ = 0;
+    uint64_t count_ = 0;
+};
+
+// True when `f` is a terminal.
+bool is_terminal(std::FILE* f);
+// Colours are wanted: a terminal, and NO_COLOR unset or empty.
+bool colour_wanted(std::FILE* f);
+
+}  // namespace lr::report
