@@ -55,8 +55,11 @@ std::vector<result::StreamResult> merge_streams(const std::vector<TxStreams>& tx
                                                  r.received, r.sent));
             else
                 r.lost = r.sent - r.received;
+        } else if (const uint64_t g = gaps[r.stream]; g > 1000 && g / 1000 > std::max<uint64_t>(r.received, 1)) {
+            r.implausible = true;
+            r.claimed_gaps = g;
         } else {
-            r.lost = gaps[r.stream];
+            r.lost = g;
         }
     }
     // Only streams that exist: sent something or received something.
@@ -187,6 +190,13 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
     for (const auto& q : fin.queues) r.timeouts += q.timeouts;
     if (spec.rx_enabled() && r.sig_level != packet::SigLevel::none && !spec.reflect)
         r.streams = merge_streams(tx, rx, spec.tx_enabled(), r.violations);
+    for (const auto& st : r.streams)
+        if (st.implausible)
+            r.notes.push_back(fmt::format(
+                "anomaly: stream {} received {} frames but its sequence numbers claim {} missing: a stray or forged "
+                "frame with a far-off sequence, not counted as loss (with the sender in this run, loss is sent minus "
+                "received and cannot be faked)",
+                st.stream, st.received, st.claimed_gaps));
     if (spec.rx_enabled() && spec.afxdp.rx_mode == spec::RxMode::xdp)
         r.notes.push_back("RX counted by the XDP sink in the driver: the reduced set (frames, bytes and sequence "
                           "gaps per stream); duplicates count as received, reordering and latency are not "

@@ -124,7 +124,9 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                            {"reordered", st.reordered},
                            {"duplicates", st.duplicates},
                            {"late", st.late},
-                           {"jitter_ns", st.jitter_ns}});
+                           {"jitter_ns", st.jitter_ns},
+                           {"implausible", st.implausible},
+                           {"claimed_gaps", st.claimed_gaps}});
     j["streams"] = std::move(streams);
     j["latency"] = latency_json(result::summarize(r.latency));
     if (!j["latency"].is_null()) j["latency"]["kind"] = r.round_trip ? "round-trip" : "one-way";

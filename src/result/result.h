@@ -38,6 +38,10 @@ struct StreamResult {
     uint64_t lost = 0;      // sent - received when the sender is known; else sequence gaps
     uint64_t reordered = 0, duplicates = 0, late = 0;
     double jitter_ns = 0;   // RFC 3550
+    // Sender unknown: sequence gaps more than 1000 times what arrived (a stray or forged frame
+    // with a huge sequence) are an anomaly, reported, never counted as loss.
+    bool implausible = false;
+    uint64_t claimed_gaps = 0;
 };
 
 // Gaps between departures (sender) or arrivals (receiver), from one clock read per burst.

@@ -51,6 +51,33 @@ def replay_of_earlier_run():
         check(rep["streams"][0]["received"] == 1000 and rep["streams"][0]["lost"] == 0, f"{rep['streams']}")
 
 
+FAR_OFF = r'''
+import sys
+from scapy.all import Ether, IP, UDP, Raw, wrpcap
+nonce = int(sys.argv[2])
+def frame(seq):
+    sig = b"LR" + seq.to_bytes(6, "big") + bytes(6) + nonce.to_bytes(2, "big") + bytes(2)
+    return Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="198.18.0.1", dst="198.18.0.2", ttl=1) / \
+        UDP(sport=1024, dport=1024) / Raw(sig)
+wrpcap(sys.argv[1], [frame(i) for i in range(1000)] + [frame(10**12)])
+'''
+
+
+def far_off_sequence_is_an_anomaly():
+    """One valid frame with this run's nonce and a sequence 10^12 ahead must not add 10^12
+    lost to a receive-only run: it is reported as an anomaly."""
+    with tempfile.TemporaryDirectory() as d:
+        pcap = os.path.join(d, "faroff.pcap")
+        r = subprocess.run(["/usr/bin/python3", "-c", FAR_OFF, pcap, "300"], capture_output=True, text=True)
+        check(r.returncode == 0, f"scapy: {r.stderr}")
+        _, _, _, rep = run(["--rx", "net_pcap0", "--nonce", "300", "--flows", "1", "--duration", "20s",
+                            "--stop-when-idle", "--drain", "500ms"], [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
+        st = rep["streams"][0]
+        check(st["received"] == 1001 and st["lost"] == 0 and st["implausible"], f"stream {st}")
+        check(any("anomaly: stream 0" in n for n in rep["notes"]), f"notes {rep['notes']}")
+        check(rep["verdict"]["result"] == "pass", f"{rep['verdict']}")
+
+
 def hostile_frames():
     with tempfile.TemporaryDirectory() as d:
         pcap = os.path.join(d, "hostile.pcap")
@@ -72,4 +99,5 @@ if __name__ == "__main__":
     r = lrtest.Results()
     r.case("replay of an earlier run is foreign", replay_of_earlier_run)
     r.case("hostile frames with the magic are never ours", hostile_frames)
+    r.case("a far-off sequence is an anomaly, not loss", far_off_sequence_is_an_anomaly)
     r.finish()
