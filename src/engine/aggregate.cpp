@@ -190,6 +190,10 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
     for (const auto& q : fin.queues) r.timeouts += q.timeouts;
     if (spec.rx_enabled() && r.sig_level != packet::SigLevel::none && !spec.reflect)
         r.streams = merge_streams(tx, rx, spec.tx_enabled(), r.violations);
+    for (const auto* x : rx)
+        for (auto& f : x->capture.frames()) r.captured.push_back(std::move(f));
+    std::stable_sort(r.captured.begin(), r.captured.end(),
+                     [](const stats::CapturedFrame& a, const stats::CapturedFrame& b) { return a.ts_ns < b.ts_ns; });
     for (const auto& st : r.streams)
         if (st.implausible)
             r.notes.push_back(fmt::format(

@@ -125,6 +125,9 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             r.nonce = spec.nonce;
             r.streams = spec.rx_streams();
             r.result = &res;
+            if (spec.capture_remaining)
+                res.capture.configure(spec.capture_remaining, spec.session_max_frame(),
+                                      static_cast<stats::CaptureFilter>(spec.capture_filter));
             w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
         }
         ws.push_back(std::move(w));

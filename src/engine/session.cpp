@@ -15,6 +15,7 @@ namespace lr::engine {
 Session::Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec)
     : spec_(spec), be_(std::move(be)), layout_(plan_layout(spec_)), slots_(plan_counters(layout_)) {
     clear_interrupt();
+    if (!spec_.capture_path.empty()) capture_ = std::make_unique<PcapWriter>(spec_.capture_path, spec_.capture_count);
     try {
         be_->open(spec_, layout_);
     } catch (...) {
@@ -36,8 +37,12 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     s.validate();
     s.line_rate_bps = line_rate_bps();
     s.rate_pps = rate_pps(t);
+    s.capture_remaining = capture_ ? capture_->remaining() : 0;
     sink.trial_started({trials_, planned, &s});
     auto r = engine::run_trial(*be_, s, layout_, slots_, trials_, sink);
+    if (capture_) capture_->write(r.captured);
+    r.captured.clear();
+    r.captured.shrink_to_fit();
     ++trials_;
     sink.trial_finished(r);
     return r;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
+#include "engine/pcap_writer.h"
 #include "engine/planner.h"
 #include "result/result.h"
 #include "result/sink.h"
@@ -48,6 +49,7 @@ private:
     std::unique_ptr<backend::Backend> be_;
     backend::SessionLayout layout_;
     CounterSlots slots_;
+    std::unique_ptr<PcapWriter> capture_;  // --capture
     unsigned trials_ = 0;
 };
 

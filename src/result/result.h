@@ -7,6 +7,7 @@
 
 #include "packet/signature.h"
 #include "spec/run_spec.h"
+#include "stats/capture.h"
 #include "stats/gaps.h"
 #include "stats/latency.h"
 #include "stats/snapshot.h"
@@ -113,6 +114,7 @@ struct TrialResult {
     std::vector<StreamResult> streams;    // signed runs with RX: per stream
     stats::LatencyHistogram latency;      // all RX queues merged
     packet::SigLevel sig_level = packet::SigLevel::none;
+    std::vector<stats::CapturedFrame> captured;  // --capture: the receive queues' frames, by time
     std::vector<std::string> violations;  // broken invariants: the trial is invalid
     std::vector<std::string> notes;       // informational
     Verdict verdict = Verdict::pass;

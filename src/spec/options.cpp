@@ -356,6 +356,32 @@ std::vector<OptionDef> make_table() {
                  .help = "Serve Prometheus metrics at http://ADDR:PORT/metrics while running (ADDR defaults to "
                          "127.0.0.1: loopback only unless told otherwise)",
                  .apply = [](Draft& d, const Values& v) { d.spec.metrics_listen = one(v); }, .show = nullptr});
+    t.push_back({.name = "capture", .group = "Output", .value_name = "FILE",
+                 .help = "Write the first received frames to FILE as pcap (Wireshark, tshark); copied off the "
+                         "counting path, the counts do not change",
+                 .apply = [](Draft& d, const Values& v) { d.spec.capture_path = one(v); }, .show = nullptr});
+    t.push_back({.name = "capture-count", .group = "Output", .value_name = "N",
+                 .help = "Frames the --capture file holds, over the whole run", .default_text = "1000",
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.capture_count = static_cast<uint32_t>(parse_uint(one(v), "--capture-count", 1, 1000000));
+                 },
+                 .show = nullptr});
+    t.push_back({.name = "capture-filter", .group = "Output", .value_name = "WHICH",
+                 .help = "Which received frames --capture keeps: all, ours (test frames of this run), foreign or "
+                         "malformed (the ones to look at)",
+                 .default_text = "all",
+                 .apply = [](Draft& d, const Values& v) {
+                     const auto& f = one(v);
+                     const char* names[] = {"all", "ours", "foreign", "malformed"};
+                     for (int i = 0; i < 4; ++i)
+                         if (f == names[i]) {
+                             d.spec.capture_filter = i;
+                             return;
+                         }
+                     throw UsageError(fmt::format(
+                         "invalid --capture-filter \"{}\": expected all, ours, foreign or malformed", f));
+                 },
+                 .show = nullptr});
     t.push_back({.name = "junit", .group = "Output", .value_name = "FILE",
                  .help = "Write the checks (one per threshold, per frame size) as JUnit XML to FILE",
                  .apply = [](Draft& d, const Values& v) { d.spec.junit_path = one(v); }, .show = nullptr});

@@ -150,6 +150,7 @@ void RunSpec::validate() const {
     if (pattern.kind != Pattern::Kind::cbr && !rate.limited())
         throw UsageError(fmt::format("--pattern {} spaces departures at a --rate: give one", pattern.str()));
     if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
+    if (!capture_path.empty() && !rx_enabled()) throw UsageError("--capture keeps received frames: give an --rx port");
     validate_procedure();
 }
 

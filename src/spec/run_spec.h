@@ -105,6 +105,10 @@ struct RunSpec {
     std::string json_stream_path;  // JSON lines: "-" for stdout (the console then goes to stderr)
     std::string csv_path;
     std::string metrics_listen;    // "PORT" (loopback) or "ADDR:PORT"
+    std::string capture_path;      // pcap of received frames
+    uint32_t capture_count = 1000; // frames in it, over the whole session
+    int capture_filter = 0;        // stats::CaptureFilter: all, ours, foreign, malformed
+    uint32_t capture_remaining = 0;  // set per trial by the session: what the pcap still takes
     bool quiet = false;  // no live lines
     bool force = false;
 

@@ -11,6 +11,7 @@
 #include "packet/wire.h"
 #include "stats/counters.h"
 #include "stats/gaps.h"
+#include "stats/capture.h"
 #include "stats/latency.h"
 #include "stats/seq_tracker.h"
 
@@ -33,6 +34,8 @@ struct RxResult {
     std::vector<std::pair<uint64_t, uint64_t>> sink;
     // Gaps between the receive bursts (every frame the queue received).
     GapStats arrivals;
+    // --capture: the first frames received (configured before the trial; inactive otherwise).
+    FrameCapture capture;
 };
 
 class RxMeasure {
@@ -56,15 +59,17 @@ public:
     }
     // One received frame (without FCS). `csum_verified`: the device already checked its L4
     // checksum, which is then not summed again. The rules are bpf/lr_wire.h's, inlined here.
-    void frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
+    // Returns the verdict (lr_wire.h's enum; plain frames are LR_OURS).
+    int frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
         if (!sig_) {  // plain frames: each one counts as a distinct test frame
             ++ours_;
             ++unique_;
-            return;
+            return LR_OURS;
         }
         lr_wire_hdrs h;
         lr_wire_sig s;
-        switch (lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s)) {
+        const int v = lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s);
+        switch (v) {
             case LR_OURS: on_ours(s); break;
             case LR_MALFORMED: ++malformed_; break;
             case LR_STALE:
@@ -73,6 +78,7 @@ public:
                 break;
             default: ++foreign_; break;
         }
+        return v;
     }
     uint64_t unique() const { return unique_; }
     // Queue totals, one relaxed store each (call once per burst).

@@ -20,6 +20,7 @@ bool rx_engine(Ops& ops, const WorkerConfig& w) {
     LoopFrame loop(w.ctl->stop_rx, w.yield_when_idle);
     stats::RxMeasure meas(r.sign, r.nonce, r.streams, r.result);
     stats::BurstClock clk;
+    stats::FrameCapture* cap = r.result->capture.active() ? &r.result->capture : nullptr;
     uint64_t packets = 0, bytes = 0, first = 0, last = 0;
     while (loop.running()) {
         publish(c.polls, loop.poll());
@@ -52,7 +53,11 @@ bool rx_engine(Ops& ops, const WorkerConfig& w) {
                 if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
             }
             b += ops.wire_bytes(i);
-            meas.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
+            const int cls = meas.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
+            if (cap) [[unlikely]] {
+                cap->take(ops.data(i), ops.len(i), last, cls);
+                if (!cap->active()) cap = nullptr;  // full: never looked at again
+            }
         }
         ops.release();
         r.result->arrivals.burst(last, n);

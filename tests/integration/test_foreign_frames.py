@@ -90,6 +90,13 @@ def hostile_frames():
         check(c["ours"] == 0, f"hostile frames counted as ours: {c}")
         check(c["malformed"] == MALFORMED, f"malformed {c['malformed']}, expected {MALFORMED}: {c}")
         check(c["foreign"] == HOSTILE_TOTAL - MALFORMED, f"classes {c}")
+        # The ones to look at, and only those, in a capture.
+        cap = os.path.join(d, "malformed.pcap")
+        run(["--rx", "net_pcap0", "--nonce", "200", "--flows", "1", "--duration", "20s", "--stop-when-idle",
+             "--drain", "500ms", "--capture", cap, "--capture-filter", "malformed", "--capture-count", "1000"],
+            [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
+        n = subprocess.run(["tshark", "-r", cap], capture_output=True, text=True).stdout.count("\n")
+        check(n == MALFORMED, f"{n} frames captured, {MALFORMED} malformed")
 
 
 if __name__ == "__main__":

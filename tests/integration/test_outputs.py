@@ -207,6 +207,35 @@ def live_table_on_a_terminal():
     check("\x1b" not in piped and "TX Mpps" in piped, "piped: plain interval lines")
 
 
+def capture_matches_and_changes_nothing():
+    """--capture writes a pcap tshark reads, with the frames that were sent, and the counts
+    are the same with and without it."""
+    with tempfile.TemporaryDirectory() as d:
+        base = [LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--count", "20000",
+                "--nonce", "4321"]
+        counts = []
+        for extra in ([], ["--capture", f"{d}/c.pcap", "--capture-count", "50"]):
+            p = subprocess.run(base + ["--json", f"{d}/r.json", *extra, "--", *NO_PCI], capture_output=True,
+                               text=True, timeout=60)
+            check(p.returncode == 0, p.stderr)
+            with open(f"{d}/r.json") as f:
+                counts.append(json.load(f)["totals"]["rx_classes"])
+        check(counts[0] == counts[1] and counts[1]["distinct"] == 20000, f"counts {counts}")
+        t = subprocess.run(["tshark", "-r", f"{d}/c.pcap", "-T", "fields", "-e", "ip.src", "-e", "ip.dst",
+                            "-e", "udp.dstport", "-e", "frame.len", "-e", "udp.payload"],
+                           capture_output=True, text=True, timeout=60)
+        check(t.returncode == 0, t.stderr)
+        rows = [line.split("\t") for line in t.stdout.splitlines()]
+        check(len(rows) == 50, f"{len(rows)} frames in the capture")
+        seqs = []
+        for src, dst, dport, flen, payload in rows:
+            payload = payload.replace(":", "")
+            check(src == "198.18.0.1" and dst == "198.18.0.2" and dport == "1024" and flen == "60", f"{rows[0]}")
+            check(payload.startswith("4c52") and payload[28:32] == f"{4321:04x}", f"signature {payload}")
+            seqs.append(int(payload[4:16], 16))
+        check(seqs == list(range(50)), f"the first 50 frames sent, in order: {seqs[:10]}...")
+
+
 def afxdp_report_valid():
     with VethBed(unique("lxo"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
@@ -225,4 +254,5 @@ if __name__ == "__main__":
     r.case("afxdp: the report matches the schema", afxdp_report_valid)
     r.case("report: the HTML page renders every chart in headless Chromium", html_report_renders)
     r.case("live table on a terminal, plain lines when piped, NO_COLOR", live_table_on_a_terminal)
+    r.case("--capture: a pcap of what was sent, the counts unchanged", capture_matches_and_changes_nothing)
     r.finish()
