@@ -4,6 +4,7 @@
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include "spec/parse.h"
@@ -55,8 +56,20 @@ MetricsSink::MetricsSink(const std::string& listen) {
                    .Register(*registry_);
     info_ = &BuildGauge().Name("linerate_generator_limited").Help("1 when the senders fell short of the asked rate "
                                                                   "over the last interval").Register(*registry_);
+    latency_hist_ = &BuildHistogram().Name("linerate_frame_latency_seconds").Help("Latency of every timed frame, "
+                                                                                  "added when each trial ends")
+                         .Register(*registry_);
     exposer_->RegisterCollectable(registry_);
 }
+
+namespace {
+// Bucket bounds in seconds: 1 us to 1 s, 1-2-5.
+const prometheus::Histogram::BucketBoundaries& latency_bounds() {
+    static const prometheus::Histogram::BucketBoundaries b = {1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4,
+                                                               1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 0.1,  0.2,  0.5, 1};
+    return b;
+}
+}  // namespace
 
 MetricsSink::~MetricsSink() = default;
 
@@ -132,6 +145,20 @@ void MetricsSink::interval(const stats::IntervalRow& row) {
     }
 }
 
-void MetricsSink::trial_finished(const result::TrialResult&) {}
+void MetricsSink::trial_finished(const result::TrialResult& r) {
+    const auto& h = r.latency;
+    if (!h.count()) return;
+    const auto& bounds = latency_bounds();
+    std::vector<double> increments;
+    uint64_t below = 0;
+    for (double b : bounds) {
+        const uint64_t upto = h.count_at_most(static_cast<uint64_t>(b * 1e9));
+        increments.push_back(static_cast<double>(upto - below));
+        below = upto;
+    }
+    increments.push_back(static_cast<double>(h.count() - below));  // +Inf
+    latency_hist_->Add({{"kind", r.round_trip ? "round-trip" : "one-way"}}, bounds)
+        .ObserveMultiple(increments, h.mean() * 1e-9 * static_cast<double>(h.count()));
+}
 
 }  // namespace lr::report

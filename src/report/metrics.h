@@ -16,6 +16,7 @@ template <typename T>
 class Family;
 class Counter;
 class Gauge;
+class Histogram;
 }  // namespace prometheus
 
 namespace lr::report {
@@ -42,6 +43,7 @@ private:
     std::shared_ptr<prometheus::Registry> registry_;
     prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_;
     prometheus::Family<prometheus::Gauge>*rate_pps_, *rate_bps_, *lost_, *latency_, *trials_, *info_;
+    prometheus::Family<prometheus::Histogram>* latency_hist_;
     std::map<std::string, uint64_t> last_;  // per series: the value last added (trial-relative)
 };
 

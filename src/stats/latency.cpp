@@ -42,6 +42,12 @@ uint64_t LatencyHistogram::percentile(double q) const {
     return max_;
 }
 
+uint64_t LatencyHistogram::count_at_most(uint64_t ns) const {
+    uint64_t n = 0;
+    for (unsigned b = 0; b < kBuckets && (b < kSub ? b : bucket_high(b) - 1) <= ns; ++b) n += counts_[b];
+    return n;
+}
+
 void LatencyTaker::request(LatencyExchange& x) {
     if (pending_) return;
     x.request.store(++req_, std::memory_order_release);  // buf[req_ & 1] was cleared by collect()

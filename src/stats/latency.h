@@ -45,6 +45,8 @@ public:
     // Value at quantile q in [0, 1]: the midpoint of the bucket holding it (exact below 128 ns),
     // clamped to [min, max].
     uint64_t percentile(double q) const;
+    // Values at most `ns` (to the bucket: a bucket counts when its upper end is at most ns + 1).
+    uint64_t count_at_most(uint64_t ns) const;
 
     static unsigned bucket_of(uint64_t ns) {
         if (ns < kSub) return static_cast<unsigned>(ns);

@@ -51,25 +51,30 @@ def run_outputs():
     port = 9460 + os.getpid() % 30
     with tempfile.TemporaryDirectory() as d:
         cmd = [LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--rate", "200k",
-               "--duration", "3s", "--interval", "250ms", "--json", f"{d}/r.json", "--json-stream", f"{d}/r.jsonl",
-               "--csv", f"{d}/r.csv", "--metrics", str(port), "--", *NO_PCI]
+               "--duration", "1500ms", "--trials", "2", "--interval", "250ms", "--json", f"{d}/r.json",
+               "--json-stream", f"{d}/r.jsonl", "--csv", f"{d}/r.csv", "--metrics", str(port), "--", *NO_PCI]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
+        time.sleep(1.0)
         m1 = scrape(port)
-        time.sleep(0.6)
+        time.sleep(1.4)  # into the second trial: the first one's latency histogram is there
         m2 = scrape(port)
         out, err = p.communicate(timeout=60)
         check(p.returncode == 0, f"exit {p.returncode}\n{out}{err}")
         with open(f"{d}/r.json") as f:
             rep = json.load(f)
         valid(rep, "run report")
-        sent = rep["totals"]["tx"]["packets"]
+        sent = sum(t["totals"]["tx"]["packets"] for t in rep["trials"])
+        first = rep["trials"][0]
         # Prometheus: counters grow, never past the final count; the rate gauge saw the traffic.
         check(0 < tx_total(m1) < tx_total(m2) <= sent, f"tx counters {tx_total(m1)}, {tx_total(m2)}, final {sent}")
         rate = m2[("linerate_rate_packets_per_second", (("direction", "tx"),))]
         check(150e3 < rate < 250e3, f"tx rate gauge {rate}")
         check(("linerate_port_drops_total", (("cause", "no_socket"), ("port", "ring1"))) in m2, "drops by cause")
         check(any(n == "linerate_latency_seconds" for n, _ in m2), "latency gauges")
+        # The first trial's latency as a histogram: every timed frame in it, the buckets cumulative.
+        hist_count = m2[("linerate_frame_latency_seconds_count", (("kind", "one-way"),))]
+        inf = m2[("linerate_frame_latency_seconds_bucket", (("kind", "one-way"), ("le", "+Inf")))]
+        check(hist_count == first["latency"]["count"] == inf, f"histogram {hist_count}, trial 1 timed {first['latency']}")
         # JSON lines: every line valid, intervals flushed, the last one the report itself.
         with open(f"{d}/r.jsonl") as f:
             lines = [json.loads(x) for x in f]
@@ -80,12 +85,15 @@ def run_outputs():
               f"line types {kinds}")
         check(lines[-1]["report"]["totals"] == rep["totals"], "the last line is the report")
         check(sum(x["tx"]["packets"] for x in lines if x["type"] == "interval") == sent, "intervals add up")
+        check(kinds.count("trial") == 2, "a line per trial")
         # CSV: one row per interval, adding up to the totals.
         with open(f"{d}/r.csv") as f:
             rows = list(csv.DictReader(f))
-        check(len(rows) == len(rep["intervals"]), f"{len(rows)} CSV rows, {len(rep['intervals'])} intervals")
+        nint = sum(len(t["intervals"]) for t in rep["trials"])
+        check(len(rows) == nint, f"{len(rows)} CSV rows, {nint} intervals")
         check(sum(int(r["tx_packets"]) for r in rows) == sent, "CSV TX adds up")
-        check(sum(int(r["rx_ours"]) for r in rows) == rep["totals"]["rx_classes"]["ours"], "CSV RX adds up")
+        check(sum(int(r["rx_ours"]) for r in rows) == sum(t["totals"]["rx_classes"]["ours"] for t in rep["trials"]),
+              "CSV RX adds up")
 
 
 def json_lines_on_stdout():

@@ -15,6 +15,11 @@ import lrtest
 from lrtest import LINERATE, check
 from testbed import DutBed, VethBed, unique
 
+import jsonschema
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "report.schema.json")) as _f:
+    SCHEMA = json.load(_f)
+
 DUT = os.environ.get("DUT_POLICER", os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf", "dut_policer"))
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DUT_RATE, DUT_BURST = 100_000, 256  # the device under test's capacity (pps) and bucket (frames)
@@ -113,6 +118,8 @@ def dut_run(bed, backend, procedure, extra, timeout=600):
         r = bed.run(bed.nsa, [LINERATE, procedure, *args, *extra, "--json", f"{d}/r.json"] +
                     (["--"] + eal if eal else []), timeout=timeout)
         rep = load(f"{d}/r.json") if os.path.exists(f"{d}/r.json") else None
+    if rep:
+        jsonschema.validate(rep, SCHEMA)  # docs/report.schema.json, for every procedure
     return r, rep
 
 
