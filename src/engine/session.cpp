@@ -29,7 +29,8 @@ Session::~Session() { be_->close(); }
 
 bool Session::interrupted() const { return interrupt_requested(); }
 
-result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned) {
+result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned,
+                                       const std::string& why) {
     if (t.frame_size > spec_.session_max_frame())
         throw UsageError(fmt::format("a {}-byte frame is larger than this session was opened for ({} bytes)",
                                      t.frame_size, spec_.session_max_frame()));
@@ -38,7 +39,7 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     s.line_rate_bps = line_rate_bps();
     s.rate_pps = rate_pps(t);
     s.capture_remaining = capture_ ? capture_->remaining() : 0;
-    sink.trial_started({trials_, planned, &s});
+    sink.trial_started({trials_, planned, &s, why});
     auto r = engine::run_trial(*be_, s, layout_, slots_, trials_, sink);
     if (capture_) capture_->write(r.captured);
     r.captured.clear();

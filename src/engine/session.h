@@ -28,7 +28,9 @@ public:
 
     // Runs one trial with `t`'s values in place of the spec's. Throws UsageError when `t`
     // does not fit the session (a frame larger than the session was opened for).
-    result::TrialResult run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned = 0);
+    // `why`: a procedure's reason for the trial, shown by the live views.
+    result::TrialResult run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned = 0,
+                                  const std::string& why = {});
     // True once a signal asked the run to end: no further trial should start.
     bool interrupted() const;
     unsigned trials_run() const { return trials_; }

@@ -41,7 +41,7 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     t.duration_s = t.count ? std::max(3600.0, 10 * p.duration_s) : p.duration_s;
     t.rate = p.load_pps > 0 ? spec::RateSpec{spec::RateSpec::Unit::pps, p.load_pps} : spec::RateSpec{};
     result::Sink quiet;
-    auto r = session_.run_trial(t, sink_ ? *sink_ : quiet);
+    auto r = session_.run_trial(t, sink_ ? *sink_ : quiet, 0, p.why);
     TrialLog l;
     l.index = r.index;
     l.plan = p;

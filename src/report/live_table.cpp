@@ -23,6 +23,7 @@ void LiveTableSink::trial_started(const result::TrialStart& t) {
     trial_ = t.index;
     of_ = t.of;
     lines_ = 0;  // a new table below whatever was printed since
+    why_ = t.why;
     prev_ = {};
     cur_ = {};
     if (t.spec) {
@@ -83,7 +84,8 @@ void LiveTableSink::interval(const stats::IntervalRow& row) {
         out.push_back(paint(fmt::format("generator-limited: asked {}, offered {}", spec::format_pps(row.requested_pps),
                                         spec::format_pps(row.tx.pps())),
                             "31;1"));
-    std::string progress = fmt::format("trial {} of {}, {} B{}, {:.1f} s", trial_ + 1, of_ ? of_ : trial_ + 1,
+    std::string progress = fmt::format("trial {}{}, {} B{}, {:.1f} s", trial_ + 1,
+                                       of_ ? fmt::format(" of {}", of_) : std::string(),
                                        frame_size_,
                                        requested_pps_ > 0 ? ", " + spec::format_pps(requested_pps_) : std::string(),
                                        row.t1);
@@ -92,6 +94,7 @@ void LiveTableSink::interval(const stats::IntervalRow& row) {
     else if (duration_s_ > 0 && duration_s_ < 3600)
         progress += fmt::format(" of {:.1f} s, {:.1f} s left", duration_s_, std::max(0.0, duration_s_ - row.t1));
     out.push_back(progress);
+    if (!why_.empty()) out.push_back(paint("procedure: " + why_, "36"));  // the search's interval and phase
     std::string s;
     if (lines_) s += fmt::format("\x1b[{}F", lines_);  // back to the table's first line
     for (const auto& l : out) s += "\x1b[2K" + l + "\n";

@@ -31,6 +31,7 @@ private:
     stats::Snapshot prev_, cur_;
     unsigned trial_ = 0, of_ = 1, frame_size_ = 0;
     double requested_pps_ = 0, duration_s_ = 0;
+    std::string why_;
     uint64_t count_ = 0;
 };
 

@@ -3,6 +3,7 @@
 // the trial has a result. Console, JSON and later exporters are sinks; none of them touches
 // a worker's counters.
 #pragma once
+#include <string>
 #include <vector>
 
 #include "result/result.h"
@@ -15,6 +16,7 @@ struct TrialStart {
     unsigned index = 0;  // 0-based
     unsigned of = 1;     // trials planned in the session (0 = not known in advance)
     const spec::RunSpec* spec = nullptr;  // the session's spec with this trial's values in place
+    std::string why;                      // a procedure's reason for this trial ("bisect between ...")
 };
 
 class Sink {
