@@ -192,6 +192,9 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
         r.streams = merge_streams(tx, rx, spec.tx_enabled(), r.violations);
     for (const auto* x : rx)
         for (auto& f : x->capture.frames()) r.captured.push_back(std::move(f));
+    for (const auto& t : tx)
+        if (t.capture)
+            for (auto& f : t.capture->frames()) r.captured.push_back(std::move(f));
     std::stable_sort(r.captured.begin(), r.captured.end(),
                      [](const stats::CapturedFrame& a, const stats::CapturedFrame& b) { return a.ts_ns < b.ts_ns; });
     for (const auto& st : r.streams)

@@ -17,6 +17,7 @@ struct TxStreams {
     const std::vector<uint16_t>* streams = nullptr;
     const std::vector<uint64_t>* sent = nullptr;  // same order; empty when not handed over
     const stats::GapStats* departures = nullptr;
+    const stats::FrameCapture* capture = nullptr;  // --capture-filter sent
 };
 
 // Per-stream totals from the senders' and the receivers' per-stream results. With the sender

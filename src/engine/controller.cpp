@@ -205,7 +205,8 @@ result::TrialResult Trial::run(unsigned index) {
     std::vector<const stats::RxResult*> rx;
     for (size_t i = 0; i < workers.size(); ++i)
         if (slots_.tx_slot[i] >= 0)
-            tx.push_back({&workers[i].tx.streams, workers[i].tx.sent_per_stream, workers[i].tx.departures});
+            tx.push_back({&workers[i].tx.streams, workers[i].tx.sent_per_stream, workers[i].tx.departures,
+                          workers[i].tx.capture});
     for (size_t i = 0; i < n_; ++i)
         if (res_.ids[i].dir == Dir::rx) rx.push_back(&out_.rx_results[i]);
     aggregate(res_, spec_, fin, tx, rx, aborted_ || res_.interrupted);

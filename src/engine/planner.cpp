@@ -10,6 +10,9 @@
 #include "util/error.h"
 
 namespace lr::engine {
+namespace {
+constexpr int kCaptureSent = 4;  // --capture-filter sent (spec/options.cpp)
+}  // namespace
 
 using worker::Role;
 
@@ -63,7 +66,8 @@ CounterSlots plan_counters(const backend::SessionLayout& layout) {
 }
 
 TrialOutputs::TrialOutputs(size_t slots)
-    : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots), departures(slots) {}
+    : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots), departures(slots),
+      tx_captures(slots) {}
 
 std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const backend::SessionLayout& layout,
                                                const CounterSlots& slots, TrialOutputs& out,
@@ -113,6 +117,11 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             }
             t.sent_per_stream = &out.tx_sent[static_cast<size_t>(slots.tx_slot[i])];
             t.departures = &out.departures[static_cast<size_t>(slots.tx_slot[i])];
+            if (spec.capture_remaining && spec.capture_filter == kCaptureSent && slot.role == Role::tx) {
+                auto& cap = out.tx_captures[static_cast<size_t>(slots.tx_slot[i])];
+                cap.configure(spec.capture_remaining, spec.session_max_frame(), stats::CaptureFilter::all);
+                t.capture = &cap;
+            }
             w.tx_counters = &out.counters[static_cast<size_t>(slots.tx_slot[i])];
             ++txi;
         }
@@ -125,7 +134,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             r.nonce = spec.nonce;
             r.streams = spec.rx_streams();
             r.result = &res;
-            if (spec.capture_remaining)
+            if (spec.capture_remaining && spec.capture_filter != kCaptureSent)
                 res.capture.configure(spec.capture_remaining, spec.session_max_frame(),
                                       static_cast<stats::CaptureFilter>(spec.capture_filter));
             w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];

@@ -34,6 +34,7 @@ struct TrialOutputs {
     std::vector<std::vector<uint64_t>> tx_sent;        // per counter slot (TX slots): sent per flow
     std::vector<stats::RxResult> rx_results;           // per counter slot (RX slots)
     std::vector<stats::GapStats> departures;           // per counter slot (TX slots)
+    std::vector<stats::FrameCapture> tx_captures;      // per counter slot (TX slots): --capture-filter sent
     explicit TrialOutputs(size_t slots);
 };
 

@@ -367,19 +367,19 @@ std::vector<OptionDef> make_table() {
                  },
                  .show = nullptr});
     t.push_back({.name = "capture-filter", .group = "Output", .value_name = "WHICH",
-                 .help = "Which received frames --capture keeps: all, ours (test frames of this run), foreign or "
-                         "malformed (the ones to look at)",
+                 .help = "Which frames --capture keeps: received ones (all, ours: test frames of this run, foreign or "
+                         "malformed: the ones to look at), or sent: the frames as they left (socket engines)",
                  .default_text = "all",
                  .apply = [](Draft& d, const Values& v) {
                      const auto& f = one(v);
-                     const char* names[] = {"all", "ours", "foreign", "malformed"};
-                     for (int i = 0; i < 4; ++i)
+                     const char* names[] = {"all", "ours", "foreign", "malformed", "sent"};
+                     for (int i = 0; i < 5; ++i)
                          if (f == names[i]) {
                              d.spec.capture_filter = i;
                              return;
                          }
                      throw UsageError(fmt::format(
-                         "invalid --capture-filter \"{}\": expected all, ours, foreign or malformed", f));
+                         "invalid --capture-filter \"{}\": expected all, ours, foreign, malformed or sent", f));
                  },
                  .show = nullptr});
     t.push_back({.name = "junit", .group = "Output", .value_name = "FILE",

@@ -107,7 +107,7 @@ struct RunSpec {
     std::string metrics_listen;    // "PORT" (loopback) or "ADDR:PORT"
     std::string capture_path;      // pcap of received frames
     uint32_t capture_count = 1000; // frames in it, over the whole session
-    int capture_filter = 0;        // stats::CaptureFilter: all, ours, foreign, malformed
+    int capture_filter = 0;        // stats::CaptureFilter: all, ours, foreign, malformed; 4: sent
     uint32_t capture_remaining = 0;  // set per trial by the session: what the pcap still takes
     bool quiet = false;  // no live lines
     bool force = false;

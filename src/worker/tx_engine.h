@@ -32,6 +32,16 @@ inline void wait_for_departure(int64_t wait_ns) {
     }
 }
 
+// --capture-filter sent: the burst's frames as stamped, until the capture is full (one branch
+// per burst after that). Counted as captured when taken for sending: a frame the device then
+// refuses is re-offered, never stamped again.
+inline void capture_burst(const FrameSpan& f, const TxSetup& t, uint64_t now) {
+    if (!t.capture->active()) return;
+    if (!now) now = stats::now_ns();  // an unpaced plain run reads no clock otherwise
+    for (uint32_t i = f.from; i < f.to && t.capture->active(); ++i)
+        t.capture->take(static_cast<const uint8_t*>(f.base[i]) + f.offset, t.frame_len, now, 1);
+}
+
 // Limited: the queue sends a fixed share (--count); the unlimited loop has no count test.
 template <bool Limited, TxQueueOps Ops>
 bool tx_loop(Ops ops, const WorkerConfig& w) {
@@ -74,6 +84,8 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
                 const FrameSpan f = ops.fresh();
                 signer.stamp_burst(f.base, f.offset, f.from, f.to);
             }
+            if (got && t.capture) [[unlikely]]
+                capture_burst(ops.fresh(), t, now);
         }
         const Transmitted x = ops.transmit();
         backpressure += x.partial;

@@ -8,6 +8,7 @@
 
 #include "packet/signature.h"
 #include "stats/counters.h"
+#include "stats/capture.h"
 #include "stats/gaps.h"
 #include "stats/rx_measure.h"
 #include "worker/pacer.h"
@@ -39,6 +40,7 @@ struct TxSetup {
     std::vector<std::vector<uint8_t>> templates;  // each flow's frame, built once (signed templates)
     std::vector<uint64_t>* sent_per_stream = nullptr;  // written once, when the worker ends
     stats::GapStats* departures = nullptr;             // written while running, read after join
+    stats::FrameCapture* capture = nullptr;            // --capture-filter sent: the first frames sent
 };
 
 struct RxSetup {

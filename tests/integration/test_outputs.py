@@ -247,6 +247,18 @@ def capture_matches_and_changes_nothing():
             check(payload.startswith("4c52") and payload[28:32] == f"{4321:04x}", f"signature {payload}")
             seqs.append(int(payload[4:16], 16))
         check(seqs == list(range(50)), f"the first 50 frames sent, in order: {seqs[:10]}...")
+        # The frames as they left: --capture-filter sent, on both queues of a 2-queue sender.
+        p = subprocess.run([LINERATE, "run", "-q", "--tx", "net_null0,queues=2", "--count", "10000",
+                            "--nonce", "4321", "--capture", f"{d}/tx.pcap", "--capture-filter", "sent",
+                            "--capture-count", "20", "--json", f"{d}/t.json", "--", "--vdev=net_null0", *NO_PCI],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, p.stderr)
+        t = subprocess.run(["tshark", "-r", f"{d}/tx.pcap", "-T", "fields", "-e", "udp.payload"],
+                           capture_output=True, text=True, timeout=60)
+        pl = [x.replace(":", "") for x in t.stdout.split()]
+        check(len(pl) == 20 and all(x.startswith("4c52") for x in pl), f"{len(pl)} sent frames captured")
+        with open(f"{d}/t.json") as f:
+            check(json.load(f)["totals"]["tx"]["packets"] == 10000, "the count is unchanged")
 
 
 def afxdp_report_valid():
@@ -267,5 +279,5 @@ if __name__ == "__main__":
     r.case("afxdp: the report matches the schema", afxdp_report_valid)
     r.case("report: the HTML page renders every chart in headless Chromium", html_report_renders)
     r.case("live table on a terminal, plain lines when piped, NO_COLOR", live_table_on_a_terminal)
-    r.case("--capture: a pcap of what was sent, the counts unchanged", capture_matches_and_changes_nothing)
+    r.case("--capture: pcaps of what was received and sent, the counts unchanged", capture_matches_and_changes_nothing)
     r.finish()

@@ -122,6 +122,8 @@ void AfxdpBackend::choose_engines(const spec::RunSpec& spec, const backend::Sess
         if (why_not.empty() && worker::sends(w.role) && w.role != worker::Role::tx)
             why_not = "request/response and reflect send through sockets";
     if (why_not.empty() && spec.session_max_frame() > kLiveMaxFrame) why_not = "frames larger than a page";
+    if (why_not.empty() && !spec.capture_path.empty() && spec.capture_filter == 4)
+        why_not = "--capture-filter sent: the frames must pass through user space";
     for (auto& p : ports_) {
         if (!p.ntx) continue;
         if (!why_not.empty()) {
@@ -171,6 +173,8 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
             if (worker::sends(w.role) && w.role != worker::Role::tx)
                 throw UsageError("--tx-engine live sends test traffic only: request/response and reflect need "
                                  "--tx-engine socket");
+        if (!spec.capture_path.empty() && spec.capture_filter == 4)
+            throw UsageError("--capture-filter sent: live frames never reach user space; use --tx-engine socket");
         for (auto& p : ports_) p.live = p.ntx > 0;
     } else if (spec.afxdp.tx_engine == spec::TxEngine::auto_mode) {
         choose_engines(spec, layout);
