@@ -60,6 +60,8 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                              {"drops", row.drops},
                              {"backpressure", row.backpressure},
                              {"rx_ours", row.rx_ours},
+                             {"rx_reordered", row.rx_reordered},
+                             {"rx_duplicates", row.rx_dup},
                              {"seq_gaps", row.seq_gaps},
                              {"generator_limited", row.generator_limited}});
         // Latency of the frames measured in this interval (ns); null when not measured live.

@@ -28,6 +28,8 @@ J interval_json(const stats::IntervalRow& row) {
            {"tx", rates(row.tx)},
            {"rx", rates(row.rx)},
            {"rx_ours", row.rx_ours},
+           {"rx_reordered", row.rx_reordered},
+           {"rx_duplicates", row.rx_dup},
            {"drops", row.drops},
            {"backpressure", row.backpressure},
            {"seq_gaps", row.seq_gaps},
@@ -85,7 +87,8 @@ void JsonLinesSink::trial_finished(const result::TrialResult& r) {
 void JsonLinesSink::end(const J& summary) { line({{"type", "end"}, {"report", summary}}); }
 
 CsvSink::CsvSink(const std::string& path) : f_(open_or_throw(path, "CSV")) {
-    std::fputs("trial,t0,t1,tx_packets,tx_pps,tx_l1_bps,tx_l2_bps,rx_packets,rx_pps,rx_l1_bps,rx_l2_bps,rx_ours,"
+    std::fputs("trial,t0,t1,tx_packets,tx_pps,tx_l1_bps,tx_l2_bps,rx_packets,rx_pps,rx_l1_bps,rx_l2_bps,rx_ours,rx_reordered,"
+               "rx_duplicates,"
                "drops,backpressure,seq_gaps,requested_pps,generator_limited,lat_count,lat_min_ns,lat_p50_ns,"
                "lat_p99_ns,lat_max_ns\n",
                f_);
@@ -94,9 +97,9 @@ CsvSink::CsvSink(const std::string& path) : f_(open_or_throw(path, "CSV")) {
 CsvSink::~CsvSink() { std::fclose(f_); }
 
 void CsvSink::interval(const stats::IntervalRow& r) {
-    fmt::print(f_, "{},{:.6f},{:.6f},{},{:.1f},{:.1f},{:.1f},{},{:.1f},{:.1f},{:.1f},{},{},{},{},{:.1f},{},{},{},{},{},{}\n",
+    fmt::print(f_, "{},{:.6f},{:.6f},{},{:.1f},{:.1f},{:.1f},{},{:.1f},{:.1f},{:.1f},{},{},{},{},{},{},{:.1f},{},{},{},{},{},{}\n",
                trial_, r.t0, r.t1, r.tx.packets, r.tx.pps(), r.tx.l1_bps(), r.tx.l2_bps(), r.rx.packets, r.rx.pps(),
-               r.rx.l1_bps(), r.rx.l2_bps(), r.rx_ours, r.drops, r.backpressure, r.seq_gaps, r.requested_pps,
+               r.rx.l1_bps(), r.rx.l2_bps(), r.rx_ours, r.rx_reordered, r.rx_dup, r.drops, r.backpressure, r.seq_gaps, r.requested_pps,
                r.generator_limited ? 1 : 0, r.lat_count, r.lat_min, r.lat_p50, r.lat_p99, r.lat_max);
     std::fflush(f_);
 }

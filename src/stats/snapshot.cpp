@@ -120,6 +120,8 @@ IntervalRow interval(const std::vector<QueueId>& ids, const Snapshot& prev, cons
         row.backpressure += delta(a.backpressure, b.backpressure, "backpressure", where, violations);
         if (ids[i].dir == Dir::rx) {
             row.rx_ours += delta(a.rx_ours, b.rx_ours, "test frames", where, violations);
+            row.rx_reordered += delta(a.rx_reordered, b.rx_reordered, "reordered frames", where, violations);
+            row.rx_dup += delta(a.rx_dup, b.rx_dup, "duplicates", where, violations);
             row.seq_gaps += b.rx_gaps;  // a level, not a counter: reordered frames fill gaps
         }
     }

@@ -91,6 +91,7 @@ struct IntervalRow {
     uint64_t drops = 0;         // port-level drop counters, delta
     uint64_t backpressure = 0;  // TX partial bursts, delta
     uint64_t rx_ours = 0;       // test frames of this run received, delta
+    uint64_t rx_reordered = 0, rx_dup = 0;  // reordered and duplicate test frames, delta
     uint64_t seq_gaps = 0;      // receivers' open sequence gaps at the end of the interval (running loss)
     // The rate asked of the senders in packets/s (0: as fast as possible), and whether they fell
     // short of it over this whole interval (less than 99 %: generator-limited).

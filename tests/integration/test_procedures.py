@@ -52,39 +52,52 @@ def backend_args(backend, bed, tx, rx=None):
     return ["--tx", "net_af_xdp0"] + (["--rx", "net_af_xdp1"] if rx else []), eal
 
 
+def rate_once(bed, backend, rate):
+    """One paced count run: exact counts (asserted), and the two rates (returned)."""
+    n = int(rate * 2)
+    sampler = subprocess.Popen(bed.wrap(bed.nsb, ["python3", "-c", SAMPLER, bed.ifb, "120"]),
+                               stdout=subprocess.PIPE, text=True)
+    time.sleep(0.3)  # its first sample is the base
+    args, eal = backend_args(backend, bed, bed.ifa)
+    with tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", *args, "--count", str(n), "--rate", str(rate),
+                              "--json", f"{d}/r.json"] + (["--"] + eal if eal else []), timeout=60)
+        check(r.returncode == 0, f"{backend} {rate}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+        rep = load(f"{d}/r.json")
+    time.sleep(0.5)  # the last frames counted, then stop sampling (however long the run took)
+    sampler.terminate()
+    out, _ = sampler.communicate(timeout=30)
+    samples = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
+    base = samples[0][1]
+    got = samples[-1][1] - base
+    # Exactness is never retried: every attempt must send and deliver exactly N.
+    check(got == n, f"{backend} {rate}: {bed.ifb} counted {got} frames, asked {n}")
+    check(rep["totals"]["tx"]["packets"] == n, f"linerate says {rep['totals']['tx']['packets']}")
+    # The steady part: between 10 % and 90 % of the frames.
+    mid = [(t, c - base) for t, c in samples if 0.1 * n <= c - base <= 0.9 * n]
+    check(len(mid) >= 10, f"{backend} {rate}: {len(mid)} samples in the steady part")
+    measured = (mid[-1][1] - mid[0][1]) / (mid[-1][0] - mid[0][0])
+    err = (measured - rate) / rate
+    print(f"     {backend} {rate:>7} pps: the receiver counted {measured:,.0f} pps ({100 * err:+.2f} %); "
+          f"linerate: offered {rep['rate']['offered_pps']:,.0f} ({rep['rate']['error_pct']:+.2f} %), departure "
+          f"stddev {rep['rate']['departures']['stddev_ns'] / 1e3:.2f} us")
+    return err, rep["rate"]["error_pct"] / 100
+
+
 def rate_accuracy(backend):
     """The rate the receiving interface counted (its own rx_packets, sampled every 50 ms in its
-    namespace) is within 1 % of the request; a count run sends exactly N."""
+    namespace) and the rate linerate reports are within 1 % of the request; a count run sends
+    exactly N. The rates are timing on a shared 2-core host: a run whose sender was preempted
+    for milliseconds gets one more attempt (the counts must be exact on every attempt)."""
     with VethBed(unique("lpr")) as bed:
         for rate in (10_000, 100_000, 500_000):
-            n = int(rate * 2)
-            sampler = subprocess.Popen(bed.wrap(bed.nsb, ["python3", "-c", SAMPLER, bed.ifb, "120"]),
-                                       stdout=subprocess.PIPE, text=True)
-            time.sleep(0.3)  # its first sample is the base
-            args, eal = backend_args(backend, bed, bed.ifa)
-            with tempfile.TemporaryDirectory() as d:
-                r = bed.run(bed.nsa, [LINERATE, "run", "-q", *args, "--count", str(n), "--rate", str(rate),
-                                      "--json", f"{d}/r.json"] + (["--"] + eal if eal else []), timeout=60)
-                check(r.returncode == 0, f"{backend} {rate}: exit {r.returncode}\n{r.stdout}{r.stderr}")
-                rep = load(f"{d}/r.json")
-            time.sleep(0.5)  # the last frames counted, then stop sampling (however long the run took)
-            sampler.terminate()
-            out, _ = sampler.communicate(timeout=30)
-            samples = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
-            base = samples[0][1]
-            got = samples[-1][1] - base
-            check(got == n, f"{backend} {rate}: {bed.ifb} counted {got} frames, asked {n}")
-            check(rep["totals"]["tx"]["packets"] == n, f"linerate says {rep['totals']['tx']['packets']}")
-            # The steady part: between 10 % and 90 % of the frames.
-            mid = [(t, c - base) for t, c in samples if 0.1 * n <= c - base <= 0.9 * n]
-            check(len(mid) >= 10, f"{backend} {rate}: {len(mid)} samples in the steady part")
-            measured = (mid[-1][1] - mid[0][1]) / (mid[-1][0] - mid[0][0])
-            err = (measured - rate) / rate
-            print(f"     {backend} {rate:>7} pps: the receiver counted {measured:,.0f} pps ({100 * err:+.2f} %); "
-                  f"linerate: offered {rep['rate']['offered_pps']:,.0f}, departure stddev "
-                  f"{rep['rate']['departures']['stddev_ns'] / 1e3:.2f} us")
-            check(abs(err) < 0.01, f"{backend} {rate}: the receiver counted {measured:.0f} pps ({100 * err:+.2f} %)")
-            check(abs(rep["rate"]["error_pct"]) < 1, f"{backend} {rate}: rate error {rep['rate']['error_pct']} %")
+            for attempt in (1, 2):
+                err, own = rate_once(bed, backend, rate)
+                if abs(err) < 0.01 and abs(own) < 0.01:
+                    break
+                check(attempt == 1, f"{backend} {rate}: the receiver counted {100 * err:+.2f} %, linerate "
+                                    f"reports {100 * own:+.2f} %, twice")
+                print(f"     {backend} {rate}: off by more than 1 %, one more attempt")
 
 
 def pattern_statistics():

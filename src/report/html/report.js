@@ -6,6 +6,8 @@
   const R = window.LR;
   const status = { charts: 0, drawn: 0, errors: [] };
   window.addEventListener("error", (e) => status.errors.push(String(e.message)));
+  const consoleError = console.error.bind(console);
+  console.error = (...a) => { status.errors.push(a.map(String).join(" ")); consoleError(...a); };
   const el = (tag, attrs, text) => {
     const e = document.createElement(tag);
     Object.entries(attrs || {}).forEach(([k, v]) => e.setAttribute(k, v));
@@ -84,11 +86,13 @@
       data: { labels: q.map((x) => `${x.dir} ${x.port} q${x.queue}`),
               datasets: [{ label: "packets", data: q.map((x) => x.packets), backgroundColor: "#2ca02c" }] },
       options: { scales: { y: lin("packets") } } });
-    chart(section("Loss, reordering and drops over time",
-                  "Open sequence gaps (running loss), port drops and TX back-pressure per interval."), "timeline", {
+    chart(section("Loss, reordering, duplicates and drops over time",
+                  "Open sequence gaps (running loss), reordered and duplicate frames, port drops and TX back-pressure per interval."), "timeline", {
       type: "line",
       data: { labels: t, datasets: [
         { label: "open sequence gaps", data: iv.map((i) => i.seq_gaps), borderColor: "#d62728" },
+        { label: "reordered", data: iv.map((i) => i.rx_reordered || 0), borderColor: "#ff7f0e" },
+        { label: "duplicates", data: iv.map((i) => i.rx_duplicates || 0), borderColor: "#e377c2" },
         { label: "port drops", data: iv.map((i) => i.drops), borderColor: "#9467bd" },
         { label: "back-pressure", data: iv.map((i) => i.backpressure), borderColor: "#8c564b" } ] },
       options: { scales: { x: lin("time", "s"), y: lin("count") } } });
