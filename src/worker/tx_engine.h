@@ -58,6 +58,7 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
     if (pacer.limited()) prctl(PR_SET_TIMERSLACK, 1UL);  // its sleeps end when asked
     if (timed) pacer.start(clk.now());
     uint64_t backpressure = 0, no_buffer = 0;
+    const bool capturing = t.capture != nullptr;  // a register, not a load per burst
     while (loop.running()) {
         loop.poll();
         ops.reclaim();
@@ -84,7 +85,7 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
                 const FrameSpan f = ops.fresh();
                 signer.stamp_burst(f.base, f.offset, f.from, f.to);
             }
-            if (got && t.capture) [[unlikely]]
+            if (capturing && got) [[unlikely]]
                 capture_burst(ops.fresh(), t, now);
         }
         const Transmitted x = ops.transmit();
