@@ -37,6 +37,16 @@ def ns_exists(ns):
     return any(line.split()[0] == ns for line in sh("ip", "netns", "list", check=False).stdout.splitlines() if line)
 
 
+RX_SAMPLER = """
+import sys, time
+path = f"/sys/class/net/{sys.argv[1]}/statistics/rx_packets"
+while True:
+    with open(path) as f:
+        print(time.monotonic(), f.read().strip(), flush=True)
+    time.sleep(0.05)
+"""
+
+
 class VethBed:
     """A veth pair between two namespaces (or within one with same_ns=True). As a context
     manager it is created on entry and always removed on exit, even after a failure."""
@@ -117,6 +127,18 @@ class VethBed:
         p = subprocess.Popen(self.wrap(ns, argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.procs.append(p)
         return p
+
+    def start_rx_counter(self, ns, ifc):
+        """Samples `ifc`'s own rx_packets every 50 ms from inside `ns`, until stop_rx_counter:
+        a count that belongs to no tool under test."""
+        return subprocess.Popen(self.wrap(ns, ["python3", "-c", RX_SAMPLER, ifc]), stdout=subprocess.PIPE, text=True)
+
+    @staticmethod
+    def stop_rx_counter(proc):
+        """Stops the sampler; returns its (monotonic time, rx_packets) samples."""
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+        return [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
 
     def stat(self, ns, ifc, name):
         return int(sh("ip", "netns", "exec", ns, "cat", f"/sys/class/net/{ifc}/statistics/{name}").stdout)

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/html_report.h"
+#include "report/json_report.h"
 #include "util/error.h"
 
 namespace lr::cli {
@@ -26,12 +27,7 @@ int ReportCommand::run() {
         throw UsageError(fmt::format("{} is not JSON: {}", input_, e.what()));
     }
     const auto html = report::html_report(j);
-    const std::string tmp = output_ + ".tmp";
-    {
-        std::ofstream out(tmp);
-        if (!out || !(out << html) || !out.flush()) throw EnvError(fmt::format("couldn't write {}", output_));
-    }
-    if (std::rename(tmp.c_str(), output_.c_str()) != 0) throw EnvError(fmt::format("couldn't write {}", output_));
+    report::write_file(output_, html, "HTML report");
     fmt::print("linerate: wrote {} ({} KiB, self-contained)\n", output_, (html.size() + 1023) / 1024);
     return 0;
 }

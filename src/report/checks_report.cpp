@@ -3,9 +3,9 @@
 #include <chrono>
 #include <ctime>
 #include <fmt/format.h>
-#include <fstream>
 #include <unistd.h>
 
+#include "report/json_report.h"
 #include "util/error.h"
 
 namespace lr::report {
@@ -103,16 +103,6 @@ std::string junit_xml(const JunitSuite& s) {
     return x;
 }
 
-void write_junit(const std::string& path, const JunitSuite& suite) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp);
-        if (!f) throw EnvError(fmt::format("couldn't write the JUnit file {}: cannot create {}", path, tmp));
-        f << junit_xml(suite);
-        if (!f.flush()) throw EnvError(fmt::format("couldn't write the JUnit file {}", path));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        throw EnvError(fmt::format("couldn't write the JUnit file {}: rename failed", path));
-}
+void write_junit(const std::string& path, const JunitSuite& suite) { write_file(path, junit_xml(suite), "JUnit file"); }
 
 }  // namespace lr::report

@@ -73,14 +73,9 @@ const prometheus::Histogram::BucketBoundaries& latency_bounds() {
 
 MetricsSink::~MetricsSink() = default;
 
-prometheus::Counter& MetricsSink::counter(prometheus::Family<prometheus::Counter>& f,
-                                          const std::map<std::string, std::string>& l) {
-    return f.Add(l);
-}
-
 void MetricsSink::add(prometheus::Family<prometheus::Counter>& f, const std::map<std::string, std::string>& labels,
                       uint64_t cur, uint64_t& last) {
-    auto& c = counter(f, labels);  // the series exists from the first interval, at 0 if nothing happened
+    auto& c = f.Add(labels);  // the series exists from the first interval, at 0 if nothing happened
     if (cur > last) c.Increment(static_cast<double>(cur - last));
     last = cur;
 }

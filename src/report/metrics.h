@@ -34,7 +34,6 @@ public:
     const std::string& address() const { return address_; }
 
 private:
-    prometheus::Counter& counter(prometheus::Family<prometheus::Counter>& f, const std::map<std::string, std::string>& l);
     void add(prometheus::Family<prometheus::Counter>& f, const std::map<std::string, std::string>& labels,
              uint64_t cur, uint64_t& last);
 

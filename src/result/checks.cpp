@@ -49,22 +49,17 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
         out.push_back(std::move(c));
     }
     const auto s = summarize(r.latency);
-    if (th.max_latency_s) {
+    // Latency max and p99: the same check on a different statistic.
+    const auto latency = [&](const std::optional<double>& limit, const char* name, const char* option, uint64_t ns) {
+        if (!limit) return;
         if (s.count == 0)
-            out.push_back(unmeasured(named("latency max"), "max-latency", *th.max_latency_s, "s",
-                                     time_text(*th.max_latency_s), "not measured (no timestamped frame arrived)"));
+            out.push_back(unmeasured(named(name), option, *limit, "s", time_text(*limit),
+                                     "not measured (no timestamped frame arrived)"));
         else
-            out.push_back(at_most(named("latency max"), "max-latency", s.max * 1e-9, *th.max_latency_s, "s",
-                                  time_text(s.max * 1e-9), time_text(*th.max_latency_s)));
-    }
-    if (th.max_latency_p99_s) {
-        if (s.count == 0)
-            out.push_back(unmeasured(named("latency p99"), "max-latency-p99", *th.max_latency_p99_s, "s",
-                                     time_text(*th.max_latency_p99_s), "not measured (no timestamped frame arrived)"));
-        else
-            out.push_back(at_most(named("latency p99"), "max-latency-p99", s.p99 * 1e-9, *th.max_latency_p99_s, "s",
-                                  time_text(s.p99 * 1e-9), time_text(*th.max_latency_p99_s)));
-    }
+            out.push_back(at_most(named(name), option, ns * 1e-9, *limit, "s", time_text(ns * 1e-9), time_text(*limit)));
+    };
+    latency(th.max_latency_s, "latency max", "max-latency", s.max);
+    latency(th.max_latency_p99_s, "latency p99", "max-latency-p99", s.p99);
     if (th.max_jitter_s) {
         double worst = -1;
         for (const auto& st : r.streams)

@@ -13,24 +13,15 @@ own timestamps). `max` is the ceiling: as fast as it goes.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from testbed import VethBed  # noqa: E402
 
 LR = os.path.join(ROOT, "build", "src", "linerate")
-SAMPLER = """
-import sys, time
-path = f"/sys/class/net/{sys.argv[1]}/statistics/rx_packets"
-end = time.monotonic() + float(sys.argv[2])
-while time.monotonic() < end:
-    with open(path) as f:
-        print(time.monotonic(), f.read().strip(), flush=True)
-    time.sleep(0.05)
-"""
 
 
 def parse_rate(s):
@@ -43,8 +34,8 @@ def one(bed, backend, rate, seconds):
     args = ["--backend", "afxdp", "--tx", bed.ifa] if backend == "afxdp" else ["--tx", "net_af_xdp0"]
     eal = [] if backend == "afxdp" else ["--", f"--vdev=net_af_xdp0,iface={bed.ifa}", "--no-pci"]
     limit = ["--count", str(n), "--rate", str(int(rate))] if n else ["--duration", f"{seconds}s"]
-    sampler = subprocess.Popen(bed.wrap(bed.nsb, ["python3", "-c", SAMPLER, bed.ifb, str(seconds + 4)]),
-                               stdout=subprocess.PIPE, text=True)
+    sampler = bed.start_rx_counter(bed.nsb, bed.ifb)
+    time.sleep(0.3)  # its first sample is the base
     with tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LR, "run", "-q", *args, *limit, "--json", f"{d}/r.json"] + eal, timeout=120)
         if r.returncode != 0:
@@ -52,8 +43,8 @@ def one(bed, backend, rate, seconds):
             raise RuntimeError(r.stdout + r.stderr)
         with open(f"{d}/r.json") as f:
             rep = json.load(f)
-    out, _ = sampler.communicate()
-    samples = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
+    time.sleep(0.5)
+    samples = bed.stop_rx_counter(sampler)
     base = samples[0][1]
     total = samples[-1][1] - base
     mid = [(t, c - base) for t, c in samples if 0.1 * total <= c - base <= 0.9 * total]

@@ -28,15 +28,6 @@ DUT_RATE, DUT_BURST = 100_000, 256  # the device under test's capacity (pps) and
 # inside the 1-2 % goal widths) rather than let one noisy trial fail the suite.
 TOL = ["--rate-tolerance", "0.5"]
 
-SAMPLER = """
-import sys, time
-path = f"/sys/class/net/{sys.argv[1]}/statistics/rx_packets"
-end = time.monotonic() + float(sys.argv[2])
-while time.monotonic() < end:
-    with open(path) as f:
-        print(time.monotonic(), f.read().strip(), flush=True)
-    time.sleep(0.05)
-"""
 
 
 def load(path):
@@ -55,8 +46,7 @@ def backend_args(backend, bed, tx, rx=None):
 def rate_once(bed, backend, rate):
     """One paced count run: exact counts (asserted), and the two rates (returned)."""
     n = int(rate * 2)
-    sampler = subprocess.Popen(bed.wrap(bed.nsb, ["python3", "-c", SAMPLER, bed.ifb, "120"]),
-                               stdout=subprocess.PIPE, text=True)
+    sampler = bed.start_rx_counter(bed.nsb, bed.ifb)
     time.sleep(0.3)  # its first sample is the base
     args, eal = backend_args(backend, bed, bed.ifa)
     with tempfile.TemporaryDirectory() as d:
@@ -65,9 +55,7 @@ def rate_once(bed, backend, rate):
         check(r.returncode == 0, f"{backend} {rate}: exit {r.returncode}\n{r.stdout}{r.stderr}")
         rep = load(f"{d}/r.json")
     time.sleep(0.5)  # the last frames counted, then stop sampling (however long the run took)
-    sampler.terminate()
-    out, _ = sampler.communicate(timeout=30)
-    samples = [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
+    samples = bed.stop_rx_counter(sampler)
     base = samples[0][1]
     got = samples[-1][1] - base
     # Exactness is never retried: every attempt must send and deliver exactly N.
