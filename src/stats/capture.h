@@ -30,6 +30,7 @@ public:
         hdr_.assign(max_frames, {});
     }
     bool active() const { return count_ < max_; }
+    bool filters() const { return filter_ != CaptureFilter::all; }  // needs each frame's class
     // `cls`: the classifier's verdict (lr_wire.h: 0 foreign, 1 ours, 2 malformed, 3 stale).
     void take(const uint8_t* p, uint32_t len, uint64_t ts_ns, int cls) {
         if (filter_ == CaptureFilter::ours && cls != 1) return;

@@ -59,17 +59,15 @@ public:
     }
     // One received frame (without FCS). `csum_verified`: the device already checked its L4
     // checksum, which is then not summed again. The rules are bpf/lr_wire.h's, inlined here.
-    // Returns the verdict (lr_wire.h's enum; plain frames are LR_OURS).
-    int frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
+    void frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
         if (!sig_) {  // plain frames: each one counts as a distinct test frame
             ++ours_;
             ++unique_;
-            return LR_OURS;
+            return;
         }
         lr_wire_hdrs h;
         lr_wire_sig s;
-        const int v = lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s);
-        switch (v) {
+        switch (lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s)) {
             case LR_OURS: on_ours(s); break;
             case LR_MALFORMED: ++malformed_; break;
             case LR_STALE:
@@ -78,7 +76,6 @@ public:
                 break;
             default: ++foreign_; break;
         }
-        return v;
     }
     uint64_t unique() const { return unique_; }
     // Queue totals, one relaxed store each (call once per burst).

@@ -2,6 +2,7 @@
 // of every frame in it), classify and track each frame (stats::RxMeasure), count the bytes
 // on the wire, release the buffers, publish the counters.
 #pragma once
+#include "packet/signature.h"
 #include "stats/rx_measure.h"
 #include "stats/tsc_clock.h"
 #include "worker/engine_common.h"
@@ -11,6 +12,20 @@ namespace lr::worker {
 
 // How many frames ahead the receive loop prefetches.
 inline constexpr uint32_t kPrefetch = 8;
+
+// The burst's frames into the capture, classified again (by the same rules) only when the
+// capture keeps some classes and not others.
+template <RxQueueOps Ops>
+void capture_burst(Ops& ops, uint32_t n, stats::FrameCapture& cap, uint64_t now, const RxSetup& r) {
+    for (uint32_t i = 0; i < n && cap.active(); ++i) {
+        int cls = 1;
+        if (cap.filters() && r.sign) {
+            const auto c = packet::sig_classify(ops.data(i), ops.len(i), r.nonce, r.streams);
+            cls = c.cls == packet::FrameClass::ours ? 1 : c.cls == packet::FrameClass::malformed ? 2 : 0;
+        }
+        cap.take(ops.data(i), ops.len(i), now, cls);
+    }
+}
 
 template <RxQueueOps Ops>
 bool rx_engine(Ops& ops, const WorkerConfig& w) {
@@ -53,11 +68,13 @@ bool rx_engine(Ops& ops, const WorkerConfig& w) {
                 if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
             }
             b += ops.wire_bytes(i);
-            const int cls = meas.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
-            if (cap) [[unlikely]] {
-                cap->take(ops.data(i), ops.len(i), last, cls);
-                if (!cap->active()) cap = nullptr;  // full: never looked at again
-            }
+            meas.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
+        }
+        // --capture: a pass of its own over the burst, so the counting loop above stays as
+        // tight as without it; once the capture is full it is never looked at again.
+        if (cap) [[unlikely]] {
+            capture_burst(ops, n, *cap, last, r);
+            if (!cap->active()) cap = nullptr;
         }
         ops.release();
         r.result->arrivals.burst(last, n);
