@@ -44,6 +44,11 @@
 #define LR_TCP_NONCE 10
 #define LR_TCP_STREAM 18      /* the urgent pointer (URG unset: ignored by stacks) */
 #define LR_TCP_TS 20          /* the first payload bytes */
+/* The run nonce is 32 bits: its low half is in the signature (above), its high half in the IP
+ * header, a field linerate's frames do not otherwise use: the IPv4 identification (meaningless
+ * in an unfragmented DF datagram, RFC 6864) or the low 16 bits of the IPv6 flow label. */
+#define LR_IP4_ID_HI 4
+#define LR_IP6_ID_HI 2
 
 /* What a received frame is. */
 enum lr_verdict {
@@ -67,7 +72,7 @@ struct lr_wire_hdrs {
 struct lr_wire_sig {
     __u64 seq;    /* as on the wire: 48 bits (UDP) or 32 (TCP) */
     __u64 ts;     /* 48-bit TX timestamp, when has_ts */
-    __u16 nonce;
+    __u32 nonce;  /* the header's 16 bits (IPv4 identification, IPv6 flow label) << 16 | the signature's */
     __u16 stream;
     __u8 seq_bits;
     __u8 has_ts;
@@ -161,14 +166,14 @@ static inline int lr_wire_csum_ok(const struct lr_wire_hdrs *h, const __u8 *end)
 }
 
 /* Classifies a frame whose headers lr_wire_walk found (see lr_wire_classify). */
-static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u16 nonce, int any_nonce,
+static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u32 nonce, int any_nonce,
                                           __u32 streams, int csum_verified, struct lr_wire_sig *s);
 
 /* Classifies a received frame: `nonce` is the run's (any nonce is accepted when `any_nonce`
  * is set: a reflector accepts every run's frames, but only well-formed ones), `streams` the
  * number of valid stream ids; `csum_verified`: the device already verified the L4 checksum
  * (a NIC's receive offload), so it is not summed again. Never reads outside [p, end). */
-static inline int lr_wire_classify(const __u8 *p, const __u8 *end, __u16 nonce, int any_nonce, __u32 streams,
+static inline int lr_wire_classify(const __u8 *p, const __u8 *end, __u32 nonce, int any_nonce, __u32 streams,
                                    int csum_verified, struct lr_wire_hdrs *h, struct lr_wire_sig *s)
 {
     if (!lr_wire_walk(p, end, h))
@@ -176,10 +181,15 @@ static inline int lr_wire_classify(const __u8 *p, const __u8 *end, __u16 nonce, 
     return lr_wire_classify_walked(h, end, nonce, any_nonce, streams, csum_verified, s);
 }
 
-static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u16 nonce, int any_nonce,
+static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u32 nonce, int any_nonce,
                                           __u32 streams, int csum_verified, struct lr_wire_sig *s)
 {
     const __u8 *l4 = h->l4;
+    /* The run identity's high half rides in the IP header (lr_wire_id_hi). */
+    const __u8 *id_hi = h->ip + (h->v6 ? LR_IP6_ID_HI : LR_IP4_ID_HI);
+    if (id_hi + 2 > end)
+        return LR_FOREIGN;
+    const __u32 hi = (__u32)lr_rd16(id_hi) << 16;
     if (h->proto == 17) {
         if (l4 + 8 > end)
             return LR_FOREIGN;
@@ -200,12 +210,12 @@ static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __
                 return LR_FOREIGN;
             s->has_ts = 1;
             s->ts = lr_rd48(sig + LR_UDP_TS);
-            s->nonce = lr_rd16(sig + LR_UDP_NONCE);
+            s->nonce = hi | lr_rd16(sig + LR_UDP_NONCE);
             s->stream = lr_rd16(sig + LR_UDP_STREAM);
         } else {
             s->has_ts = 0;
             s->ts = 0;
-            s->nonce = lr_rd16(sig + LR_UDP_SHORT_NONCE);
+            s->nonce = hi | lr_rd16(sig + LR_UDP_SHORT_NONCE);
             s->stream = lr_rd16(sig + LR_UDP_SHORT_STREAM);
         }
         if (!any_nonce && s->nonce != nonce)
@@ -218,7 +228,7 @@ static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __
             return LR_FOREIGN;
         if (lr_rd16(l4 + LR_TCP_MAGIC) != LR_SIG_MAGIC)
             return LR_FOREIGN;
-        s->nonce = lr_rd16(l4 + LR_TCP_NONCE);
+        s->nonce = hi | lr_rd16(l4 + LR_TCP_NONCE);
         if (!any_nonce && s->nonce != nonce)
             return LR_STALE;
         if ((l4[12] >> 4) != 5) /* data offset: linerate's SYNs carry no options */

@@ -10,7 +10,7 @@
 #include "lr_classify.bpf.h"
 
 /* 0: reflect every run's frames; otherwise only those carrying this nonce (reflect_nonce - 1). */
-const volatile __u32 reflect_nonce = 0;
+const volatile __u64 reflect_nonce = 0;
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -43,7 +43,7 @@ int lr_xdp_reflect(struct xdp_md *ctx)
     struct lr_wire_hdrs h;
     struct lr_wire_sig s;
     const int any = reflect_nonce == 0;
-    const __u16 nonce = (__u16)(reflect_nonce - 1);
+    const __u32 nonce = (__u32)(reflect_nonce - 1);
     if (lr_wire_classify(data, end, nonce, any, 0x10000, 0, &h, &s) != LR_OURS || !lr_match(&h)) {
         if (st)
             st->passed++;

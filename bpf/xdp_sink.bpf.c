@@ -8,7 +8,7 @@
  * no latency. */
 #include "lr_classify.bpf.h"
 
-const volatile __u16 run_nonce = 0;
+const volatile __u32 run_nonce = 0;
 const volatile __u32 nstreams = 1;
 
 struct {

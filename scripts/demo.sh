@@ -31,7 +31,7 @@ side() {  # side DIR IFACE CPU
 }
 read -r -a rx_args <<< "$(side rx lr1 0)"
 read -r -a tx_args <<< "$(side tx lr0 1)"
-nonce=$((RANDOM % 65536))   # the run's identity, shared by sender and receiver
+nonce=$(( (RANDOM << 17 | RANDOM << 2 | RANDOM & 3) & 0xffffffff ))   # the run's 32-bit identity, shared by sender and receiver
 rx_opts=(--duration $((secs + 30))s --stop-when-idle --drain 1s --nonce "$nonce" --json "$out/rx.json")
 # net_af_xdp cannot report its socket's ring overflows: give the DPDK receiver the ring depth
 # the afxdp backend uses by default, so a moment descheduled on two shared cores loses nothing.

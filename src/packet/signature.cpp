@@ -88,8 +88,19 @@ SigLayout sig_layout(const FrameSpec& s) {
     return l;
 }
 
-void sig_init(std::vector<uint8_t>& f, const SigLayout& l, uint16_t nonce, uint16_t stream) {
+void sig_init(std::vector<uint8_t>& f, const SigLayout& l, uint32_t nonce, uint16_t stream) {
     if (l.level == SigLevel::none) return;
+    // The nonce's high half goes into the IP header (lr_wire.h), then the IPv4 checksum again.
+    uint8_t* ip = f.data() + l.ip_off;
+    const auto hi = static_cast<uint16_t>(nonce >> 16);
+    if (l.v6) {
+        wr16(ip + LR_IP6_ID_HI, hi);  // flow label bits 0-15; bits 16-19 stay 0
+    } else {
+        wr16(ip + LR_IP4_ID_HI, hi);
+        wr16(ip + 10, 0);
+        wr16(ip + 10, inet_checksum(ip, 20));
+    }
+    nonce &= 0xffff;
     uint8_t* l4 = f.data() + l.l4_off;
     if (l.tcp) {
         wr16(l4 + LR_TCP_MAGIC, kSigMagic);
@@ -138,7 +149,7 @@ void sig_stamp(uint8_t* f, const SigLayout& l, uint64_t seq, uint64_t ts_ns) {
     wr16(f + l.csum_off, c);
 }
 
-SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t streams) {
+SigInfo sig_classify(const uint8_t* p, size_t len, uint32_t nonce, uint32_t streams) {
     lr_wire_hdrs h;
     lr_wire_sig sig;
     return sig_info(lr_wire_classify(p, p + len, nonce, 0, streams, 0, &h, &sig), sig);

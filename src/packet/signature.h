@@ -48,7 +48,7 @@ SigLayout sig_layout(const FrameSpec& s);
 
 // Writes magic, nonce and stream id into a built frame (once per template) and recomputes
 // the L4 checksum. Sequence and timestamp start at zero.
-void sig_init(std::vector<uint8_t>& frame, const SigLayout& l, uint16_t nonce, uint16_t stream);
+void sig_init(std::vector<uint8_t>& frame, const SigLayout& l, uint32_t nonce, uint16_t stream);
 
 // Stream id of a frame signed with layout `l` (a frame we built: no bounds checks needed).
 inline uint16_t sig_stream(const uint8_t* f, const SigLayout& l) {
@@ -82,7 +82,7 @@ struct SigInfo {
 // Bounds-checked parse and classification of a received frame (without FCS), by the rules of
 // bpf/lr_wire.h that linerate's XDP programs apply too. `streams` is the number of valid stream
 // ids. Never reads outside [p, p + len).
-SigInfo sig_classify(const uint8_t* p, size_t len, uint16_t nonce, uint32_t streams);
+SigInfo sig_classify(const uint8_t* p, size_t len, uint32_t nonce, uint32_t streams);
 // The SigInfo of a verdict of lr_wire_classify (bpf/lr_wire.h) and the fields it read.
 SigInfo sig_info(int verdict, const ::lr_wire_sig& s);
 

@@ -211,10 +211,10 @@ std::vector<OptionDef> make_table() {
                  .apply = [](Draft& d, const Values& v) { d.spec.signature = !parse_bool(one(v), "--no-signature"); },
                  .show = [](const RunSpec& s, J& j) { j["signature"] = s.signature; }});
     t.push_back({.name = "nonce", .group = "Frames", .value_name = "N",
-                 .help = "Run identity in the signature, 0..65535 (default: random). A receive-only run needs the "
-                         "sender's",
+                 .help = "Run identity, 0..4294967295 (default: random), carried in the signature and the IP header. A "
+                         "receive-only run needs the sender's",
                  .apply = [](Draft& d, const Values& v) {
-                     d.spec.nonce = static_cast<uint16_t>(parse_uint(one(v), "--nonce", 0, 65535));
+                     d.spec.nonce = static_cast<uint32_t>(parse_uint(one(v), "--nonce", 0, 0xffffffffu));
                      d.nonce_given = true;
                  },
                  .show = [](const RunSpec& s, J& j) { j["nonce"] = s.nonce; }});
@@ -501,7 +501,7 @@ void finalize(Draft& d) {
         s.max_frame_size = std::max(s.max_frame_size, sizes.back());
     }
     s.nonce_given = d.nonce_given;
-    if (!d.nonce_given) s.nonce = static_cast<uint16_t>(std::random_device{}());
+    if (!d.nonce_given) s.nonce = static_cast<uint32_t>(std::random_device{}());
     // The count bounds a TX run; the watchdog catches a stuck device.
     if (!d.duration_given && s.count && !s.tx.empty()) s.duration_s = 3600;
 }

@@ -69,7 +69,7 @@ struct RunSpec {
     packet::FrameSpec frame;  // base frame; flows vary it
     uint32_t flows = 0;       // 0 = one flow per TX queue
     bool signature = true;    // sign every frame that has room (sequence, timestamp)
-    uint16_t nonce = 0;       // run identity carried in the signature
+    uint32_t nonce = 0;       // run identity: signature (low 16 bits) and IP header (high 16)
     bool nonce_given = false; // RX-only runs need the sender's nonce
     unsigned vary = flow::vary_src_ip | flow::vary_src_port;
 

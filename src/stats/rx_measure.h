@@ -41,7 +41,7 @@ struct RxResult {
 class RxMeasure {
 public:
     // signature=false: every frame counts as ours (plain frames, no sequence tracking).
-    RxMeasure(bool signature, uint16_t nonce, uint32_t streams, RxResult* out)
+    RxMeasure(bool signature, uint32_t nonce, uint32_t streams, RxResult* out)
         : sig_(signature), nonce_(nonce), nstreams_(streams), out_(out), live_(out->live.get()),
           lat_(live_ ? &live_->buf[0] : &out->latency) {
         out_->streams.resize(streams);
@@ -111,7 +111,7 @@ private:
     }
 
     bool sig_;
-    uint16_t nonce_;
+    uint32_t nonce_;
     uint32_t nstreams_;
     RxResult* out_;
     LatencyExchange* live_;

@@ -46,7 +46,7 @@ struct TxSetup {
 struct RxSetup {
     uint32_t burst = 32;
     bool sign = false;
-    uint16_t nonce = 0;
+    uint32_t nonce = 0;
     uint32_t streams = 0;
     stats::RxResult* result = nullptr;  // written while running, read by the control thread after join
 };

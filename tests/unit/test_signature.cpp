@@ -19,7 +19,7 @@ FrameSpec spec(unsigned size, L4 l4, bool v6 = false, bool vlan = false) {
     return s;
 }
 
-std::vector<uint8_t> signed_frame(const FrameSpec& s, uint16_t nonce, uint16_t stream) {
+std::vector<uint8_t> signed_frame(const FrameSpec& s, uint32_t nonce, uint16_t stream) {
     auto f = build_frame(s);
     sig_init(f, sig_layout(s), nonce, stream);
     return f;
@@ -36,6 +36,29 @@ TEST(Signature, LevelsPerFrameKindAndSize) {
     EXPECT_EQ(sig_layout(spec(84, L4::udp, true)).level, SigLevel::seq_ts);   // 18
     EXPECT_EQ(sig_layout(spec(78, L4::tcp, true)).level, SigLevel::seq);      // header fields only
     EXPECT_EQ(sig_layout(spec(84, L4::tcp, true)).level, SigLevel::seq_ts);
+}
+
+TEST(Signature, TheRunNonceIs32BitsHalfInTheIpHeader) {
+    for (bool vlan : {false, true}) {
+        const unsigned ip = vlan ? 18 : 14;
+        // IPv4: the identification field, and the header checksum still verifies.
+        auto f4 = signed_frame(spec(0, L4::udp, false, vlan), 0xabcd'1234, 1);
+        EXPECT_EQ(f4[ip + 4], 0xab);
+        EXPECT_EQ(f4[ip + 5], 0xcd);
+        EXPECT_EQ(inet_checksum(f4.data() + ip, 20), 0) << "IPv4 header checksum";
+        EXPECT_EQ(sig_classify(f4.data(), f4.size(), 0xabcd'1234, 2).cls, FrameClass::ours);
+        const auto other = sig_classify(f4.data(), f4.size(), 0xabce'1234, 2);
+        EXPECT_EQ(other.cls, FrameClass::foreign) << "same low half, another run";
+        EXPECT_TRUE(other.stale);
+        // IPv6: the low 16 bits of the flow label; version and traffic class untouched.
+        auto f6 = signed_frame(spec(84, L4::tcp, true, vlan), 0xfedc'0001, 1);
+        EXPECT_EQ(f6[ip] >> 4, 6);
+        EXPECT_EQ(f6[ip + 1] & 0x0f, 0);
+        EXPECT_EQ(f6[ip + 2], 0xfe);
+        EXPECT_EQ(f6[ip + 3], 0xdc);
+        EXPECT_EQ(sig_classify(f6.data(), f6.size(), 0xfedc'0001, 2).cls, FrameClass::ours);
+        EXPECT_EQ(sig_classify(f6.data(), f6.size(), 0x0000'0001, 2).cls, FrameClass::foreign);
+    }
 }
 
 TEST(Signature, RoundTripAllKindsWithIncrementalChecksum) {

@@ -11,7 +11,7 @@
 
 namespace wire_fixtures {
 
-inline constexpr uint16_t kNonce = 0x1234;
+inline constexpr uint32_t kNonce = 0x5678'1234;  // high half in the IP header, low in the signature
 inline constexpr uint32_t kStreams = 4;
 inline constexpr uint16_t kPortLo = 1024, kPortHi = 1031;
 
@@ -34,7 +34,7 @@ inline lr::packet::FrameSpec spec(bool v6, lr::packet::L4 l4, unsigned size = 0,
 }
 
 // A signed frame of `s` for stream `stream` of run `nonce`, sequence `seq`.
-inline std::vector<uint8_t> signed_frame(const lr::packet::FrameSpec& s, uint16_t stream = 1, uint16_t nonce = kNonce,
+inline std::vector<uint8_t> signed_frame(const lr::packet::FrameSpec& s, uint16_t stream = 1, uint32_t nonce = kNonce,
                                          uint64_t seq = 77) {
     auto f = lr::packet::build_frame(s);
     const auto l = lr::packet::sig_layout(s);
@@ -69,7 +69,16 @@ inline std::vector<Fixture> all() {
     add("ipv4 udp 65 (odd length)", signed_frame(odd), LR_OURS, true, true);
 
     // Another run's, and malformed ones of this run.
-    add("another run's nonce", signed_frame(spec(false, L4::udp), 1, 0x4321), LR_STALE, true, true);
+    add("another run's nonce", signed_frame(spec(false, L4::udp), 1, 0x5678'4321), LR_STALE, true, true);
+    // The same 16 bits in the signature, another run in the IP header: IPv4 identification,
+    // IPv6 flow label, for both layouts and TCP.
+    add("another run: same signature half, ipv4 id", signed_frame(spec(false, L4::udp), 1, 0x9abc'1234), LR_STALE,
+        true, true);
+    add("another run: same signature half, ipv4 tcp", signed_frame(spec(false, L4::tcp), 1, 0x0000'1234), LR_STALE,
+        true, true);
+    add("another run: same signature half, ipv6 flow label", signed_frame(spec(true, L4::udp, 84), 1, 0x5679'1234),
+        LR_STALE, true, true);
+    add("another run: same signature half, short layout", signed_frame(shortl, 1, 0xffff'1234), LR_STALE, true, true);
     add("unknown stream", signed_frame(spec(false, L4::udp), 9), LR_MALFORMED, true, true);
     auto bad = signed_frame(spec(false, L4::udp, 128));
     bad[100] ^= 0x40;

@@ -14,11 +14,11 @@
 namespace lr::afxdp {
 
 XdpReflector::XdpReflector(const RxMatch& m, const std::string& ifname, unsigned ifindex, XdpMode mode,
-                           std::optional<uint16_t> nonce) {
+                           std::optional<uint32_t> nonce) {
     skel_ = lr_xdp_reflect__open();
     if (!skel_) throw EnvError(fmt::format("couldn't open the XDP reflector: {}", std::strerror(errno)));
     apply_match(skel_->rodata, m);
-    skel_->rodata->reflect_nonce = nonce ? uint32_t(*nonce) + 1 : 0;
+    skel_->rodata->reflect_nonce = nonce ? uint64_t(*nonce) + 1 : 0;
     if (const int err = lr_xdp_reflect__load(skel_); err != 0) {
         lr_xdp_reflect__destroy(skel_);
         skel_ = nullptr;

@@ -16,7 +16,7 @@ public:
     // Reflects frames with a valid signature of any run, or only of run `nonce` when given.
     // ifindex 0: loaded, not attached (tests run it with bpf_prog_test_run).
     XdpReflector(const RxMatch& m, const std::string& ifname, unsigned ifindex, XdpMode mode,
-                 std::optional<uint16_t> nonce = std::nullopt);
+                 std::optional<uint32_t> nonce = std::nullopt);
     ~XdpReflector();
     XdpReflector(const XdpReflector&) = delete;
     XdpReflector& operator=(const XdpReflector&) = delete;

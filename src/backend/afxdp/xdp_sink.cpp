@@ -16,7 +16,7 @@ namespace lr::afxdp {
 static_assert(sizeof(lr_sink_qstats) == 48 && sizeof(lr_sink_stream) == 16,
               "sink structures are shared with bpf/xdp_sink.bpf.c");
 
-XdpSink::XdpSink(const RxMatch& m, uint16_t nonce, uint32_t streams, const std::string& ifname, unsigned ifindex,
+XdpSink::XdpSink(const RxMatch& m, uint32_t nonce, uint32_t streams, const std::string& ifname, unsigned ifindex,
                  XdpMode mode)
     : nstreams_(std::min<uint32_t>(streams, LR_MAX_STREAMS)) {
     if (streams > LR_MAX_STREAMS)

@@ -14,7 +14,7 @@ namespace lr::afxdp {
 class XdpSink {
 public:
     // ifindex 0: loaded, not attached (tests run it with bpf_prog_test_run).
-    XdpSink(const RxMatch& m, uint16_t nonce, uint32_t streams, const std::string& ifname, unsigned ifindex,
+    XdpSink(const RxMatch& m, uint32_t nonce, uint32_t streams, const std::string& ifname, unsigned ifindex,
             XdpMode mode);
     ~XdpSink();
     XdpSink(const XdpSink&) = delete;
