@@ -155,6 +155,7 @@ void account_losses(result::TrialResult& r, bool reflect) {
     else if (a.egress_dropped)
         r.notes.push_back(fmt::format("this host's egress device dropped {} frames linerate had handed it",
                                       a.egress_dropped));
+    for (const auto& o : r.outages) r.notes.push_back(result::outage_text(o));
     if (a.host_rx_dropped)
         r.notes.push_back(fmt::format("this host's receive path dropped {} frames that reached it (no socket on "
                                       "their queue, a full socket ring, or the NIC missed them): not the network's "

@@ -65,7 +65,22 @@ private:
         last_ = cur;
     }
     void watchdog(const stats::Snapshot& s);
+    void track_links(const stats::Snapshot& s);
+    void close_outages(const stats::Snapshot& s);
     void control_loop();
+
+    // A port's link as the control thread last saw it, and the counters when it went down.
+    struct LinkWatch {
+        int8_t state = -1;
+        long open = -1;  // index of the outage in progress in res_.outages
+        uint64_t handed = 0, dropped = 0, received = 0;
+    };
+    uint64_t handed_on(unsigned port, const stats::Snapshot& s) const {
+        uint64_t n = 0;
+        for (size_t i = 0; i < n_; ++i)
+            if (res_.ids[i].dir == Dir::tx && res_.ids[i].port_index == port) n += s.queues[i].packets;
+        return n;
+    }
 
     backend::Backend& be_;
     const spec::RunSpec& spec_;
@@ -78,6 +93,7 @@ private:
     Watchdog wd_;
     LatencyCollector latency_;
     std::vector<stats::PortSample> port_base_;
+    std::vector<LinkWatch> links_;
     result::TrialResult res_;
     Clock::time_point t0_;
     stats::Snapshot last_;
@@ -118,6 +134,49 @@ void Trial::watchdog(const stats::Snapshot& s) {
     }
 }
 
+void Trial::track_links(const stats::Snapshot& s) {
+    for (unsigned p = 0; p < s.ports.size(); ++p) {
+        auto& w = links_[p];
+        const auto& ps = s.ports[p];
+        const int8_t now = ps.link;
+        if (now < 0 || now == w.state) continue;
+        const bool first = w.state < 0;
+        w.state = now;
+        const auto& name = be_.ports()[p].name;
+        if (first && now == 1) continue;  // up from the start: no event
+        res_.link_events.push_back({name, s.t, now == 1});
+        if (now == 0) {
+            w.open = static_cast<long>(res_.outages.size());
+            w.handed = handed_on(p, s);
+            w.dropped = ps.egress_drops();
+            w.received = ps.ipackets;
+            res_.outages.push_back({.port = name, .from = s.t});
+        } else if (w.open >= 0) {
+            auto& o = res_.outages[static_cast<size_t>(w.open)];
+            o.to = s.t;
+            o.seconds = o.to - o.from;
+            o.handed = handed_on(p, s) - w.handed;
+            o.egress_dropped = ps.egress_drops() - w.dropped;
+            o.received = ps.ipackets - w.received;
+            w.open = -1;
+        }
+    }
+}
+
+// Outages still in progress when the trial ends: counted up to its end.
+void Trial::close_outages(const stats::Snapshot& s) {
+    for (unsigned p = 0; p < links_.size(); ++p) {
+        auto& w = links_[p];
+        if (w.open < 0) continue;
+        auto& o = res_.outages[static_cast<size_t>(w.open)];
+        o.seconds = s.t - o.from;
+        o.handed = handed_on(p, s) - w.handed;
+        o.egress_dropped = s.ports[p].egress_drops() - w.dropped;
+        o.received = s.ports[p].ipackets - w.received;
+        w.open = -1;
+    }
+}
+
 void Trial::control_loop() {
     const double tick = std::min(0.01, spec_.interval_s / 4);
     double next_report = spec_.interval_s, rx_last_change = 0;
@@ -128,6 +187,7 @@ void Trial::control_loop() {
         std::this_thread::sleep_for(std::chrono::duration<double>(tick));
         const auto s = snap();
         watchdog(s);
+        track_links(s);
         if (s.t >= next_report) {
             emit_interval(s);
             next_report += spec_.interval_s;
@@ -185,6 +245,8 @@ result::TrialResult Trial::run(unsigned index) {
     t0_ = Clock::now();
     last_ = snap();
     last_.t = 0;
+    links_.assign(be_.ports().size(), LinkWatch{});
+    track_links(last_);
     be_.start(workers);
 
     control_loop();
@@ -192,6 +254,8 @@ result::TrialResult Trial::run(unsigned index) {
     ctl_.stop_rx.store(true, std::memory_order_relaxed);
     be_.join();
     const auto fin = snap();
+    track_links(fin);
+    close_outages(fin);
     res_.tx_seconds = spec_.tx_enabled() ? (tx_end_ >= 0 ? tx_end_ : fin.t) : fin.t;
     res_.drain_seconds = spec_.tx_enabled() && drain_start_ >= 0 ? fin.t - drain_start_ : 0;
     res_.total_seconds = fin.t;

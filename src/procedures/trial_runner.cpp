@@ -9,9 +9,11 @@ namespace lr::procedures {
 
 
 std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
-                           double rate_tolerance) {
+                           double rate_tolerance, spec::LinkOutage outage_policy) {
     if (r.interrupted) return "interrupted";
     if (!r.violations.empty()) return r.violations.front();
+    // A link that went down says nothing about the device's throughput: the trial is repeated.
+    if (!r.outages.empty() && outage_policy == spec::LinkOutage::fail) return result::outage_text(r.outages.front());
     if (r.tx.packets == 0) return "nothing was sent";
     if (p.load_pps > 0) {
         const double err = (r.rate.offered_pps - p.load_pps) / p.load_pps;
@@ -51,7 +53,8 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.received = std::min(r.rx.unique, r.tx.packets);
     l.host_drops = r.loss.host_rx_dropped;
     l.loss_ratio = l.sent ? static_cast<double>(l.sent - l.received) / l.sent : 0;
-    l.invalid_reason = invalid_reason(p, r, l.host_drops, session_.spec().procedure.rate_tolerance);
+    l.invalid_reason = invalid_reason(p, r, l.host_drops, session_.spec().procedure.rate_tolerance,
+                                      session_.spec().thresholds.link_outage);
     l.valid = l.invalid_reason.empty();
     if (progress_) {
         fmt::print(progress_, "  trial {:>3}  {:>4}B  {:>14}  {:>6.2f}s  sent {:>11}  recv {:>11}  loss {:>9.5f} %  {}{}\n",

@@ -60,8 +60,9 @@ private:
 
 // The trial's validity (see above); "" when valid. host_drops: what the instrument's receive
 // side dropped itself (missed by the NIC, no buffer, no socket, a full socket ring).
-// rate_tolerance: the largest |offered - requested| / requested (--rate-tolerance).
+// rate_tolerance: the largest |offered - requested| / requested (--rate-tolerance);
+// outage_policy: whether a link outage makes the trial invalid (--link-outage fail).
 std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
-                           double rate_tolerance = 0.001);
+                           double rate_tolerance = 0.001, spec::LinkOutage outage_policy = spec::LinkOutage::fail);
 
 }  // namespace lr::procedures

@@ -174,6 +174,20 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                          {"device_dropped", t.dropped},
                          {"agrees", t.agrees()}});
     j["tx_reconciliation"] = std::move(recon);
+    auto events = nlohmann::json::array();
+    for (const auto& e : r.link_events)
+        events.push_back({{"port", e.port}, {"t", e.t}, {"link", e.up ? "up" : "down"}});
+    j["link_events"] = std::move(events);
+    auto outages = nlohmann::json::array();
+    for (const auto& o : r.outages)
+        outages.push_back({{"port", o.port},
+                           {"from", o.from},
+                           {"to", o.to < 0 ? nlohmann::json(nullptr) : nlohmann::json(o.to)},
+                           {"seconds", o.seconds},
+                           {"handed", o.handed},
+                           {"egress_dropped", o.egress_dropped},
+                           {"received", o.received}});
+    j["link_outages"] = std::move(outages);
 
     const stats::Rates tx{r.tx.packets, r.tx.bytes, r.tx_seconds};
     const stats::Rates rx{r.rx.packets, r.rx.bytes, r.rx_seconds};

@@ -78,6 +78,14 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
                                           spec::format_pps(r.rate.offered_pps), spec::format_pps(r.rate.requested_pps)),
                               fmt::format("{} %", *th.max_rate_error_pct)));
     }
+    if (th.link_outage == spec::LinkOutage::fail && !r.outages.empty()) {
+        // Every outage fails the trial; the first one is named in the check's text.
+        double down = 0;
+        for (const auto& o : r.outages) down += o.seconds;
+        auto text = outage_text(r.outages.front());
+        if (r.outages.size() > 1) text += fmt::format(" (and {} more outages)", r.outages.size() - 1);
+        out.push_back(Check{named("link"), "link-outage", false, down, 0, "s", std::move(text), "fail"});
+    }
     return out;
 }
 

@@ -1,5 +1,7 @@
 #include "result/result.h"
 
+#include <fmt/format.h>
+
 namespace lr::result {
 
 const char* verdict_str(Verdict v) {
@@ -9,6 +11,13 @@ const char* verdict_str(Verdict v) {
         case Verdict::invalid: return "invalid";
     }
     return "?";
+}
+
+std::string outage_text(const LinkOutage& o) {
+    const auto when = o.to < 0 ? fmt::format("down from {:.3f} s to the end of the trial ({:.3f} s)", o.from, o.seconds)
+                               : fmt::format("down at {:.3f} s for {:.3f} s", o.from, o.seconds);
+    return fmt::format("link {} {}: {} frames handed to its device meanwhile, {} dropped by it, {} received", o.port,
+                       when, o.handed, o.egress_dropped, o.received);
 }
 
 LatencySummary summarize(const stats::LatencyHistogram& h) {

@@ -88,6 +88,28 @@ struct TxReconciliation {
     bool agrees() const { return handed == transmitted + dropped; }
 };
 
+// A port's link changing state during a trial (seconds from the trial's start).
+struct LinkEvent {
+    std::string port;
+    double t = 0;
+    bool up = false;
+};
+
+// A time a port's link was down, and what happened on that port meanwhile.
+struct LinkOutage {
+    std::string port;
+    double from = 0;
+    double to = -1;                 // -1: still down when the trial ended
+    double seconds = 0;
+    uint64_t handed = 0;            // frames linerate's queues handed that port's device meanwhile
+    uint64_t egress_dropped = 0;    // of those and earlier ones, what the device dropped meanwhile
+    uint64_t received = 0;          // frames the device received meanwhile
+};
+
+// "link lr0 down at 1.020 s for 2.030 s: 1234 frames handed to its device meanwhile, 1234
+// dropped by it, 0 received" (or "down from 1.020 s to the end of the trial").
+std::string outage_text(const LinkOutage& o);
+
 struct TrialResult {
     unsigned index = 0;      // 0-based, within the session
     spec::TrialSpec trial;   // what this trial was asked to do
@@ -110,6 +132,8 @@ struct TrialResult {
     uint64_t lost = 0;               // TX - RX when loopback
     LossAccount loss;                // who dropped them
     std::vector<TxReconciliation> tx_ports;
+    std::vector<LinkEvent> link_events;
+    std::vector<LinkOutage> outages;
     uint64_t flushed_before = 0;     // frames found waiting in receive queues before the trial started
     std::vector<StreamResult> streams;    // signed runs with RX: per stream
     stats::LatencyHistogram latency;      // all RX queues merged

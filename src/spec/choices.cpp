@@ -68,6 +68,12 @@ const ChoiceSet& tx_engine_choices() {
     return s;
 }
 
+const ChoiceSet& link_outage_choices() {
+    static const ChoiceSet s{"link outage policy",
+                             {{"fail", int(LinkOutage::fail)}, {"tolerate", int(LinkOutage::tolerate)}}};
+    return s;
+}
+
 const ChoiceSet& rx_mode_choices() {
     static const ChoiceSet s{"receive mode", {{"socket", int(RxMode::socket)}, {"xdp", int(RxMode::xdp)}}};
     return s;
@@ -86,6 +92,7 @@ std::string_view to_string(XdpMode v) { return xdp_mode_choices().name_of(int(v)
 std::string_view to_string(XskMode v) { return xsk_mode_choices().name_of(int(v)); }
 std::string_view to_string(RxMode v) { return rx_mode_choices().name_of(int(v)); }
 std::string_view to_string(TxEngine v) { return tx_engine_choices().name_of(int(v)); }
+std::string_view to_string(LinkOutage v) { return link_outage_choices().name_of(int(v)); }
 
 int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option) {
     if (auto v = set.find(s)) return *v;

@@ -16,6 +16,7 @@ enum class XdpMode { auto_mode, native, skb };
 enum class XskMode { auto_mode, copy, zero_copy };
 enum class RxMode { socket, xdp };
 enum class TxEngine { socket, live, auto_mode };
+enum class LinkOutage { fail, tolerate };
 
 // Bit per backend, for options that only some backends honour.
 inline constexpr unsigned kDpdk = 1u << 0, kAfxdp = 1u << 1, kLoop = 1u << 2;
@@ -43,6 +44,7 @@ const ChoiceSet& xsk_mode_choices();
 const ChoiceSet& rx_mode_choices();
 const ChoiceSet& tx_engine_choices();
 const ChoiceSet& proto_choices();     // packet::L4
+const ChoiceSet& link_outage_choices();
 
 // Canonical names.
 std::string_view to_string(BackendKind v);
@@ -50,6 +52,7 @@ std::string_view to_string(XdpMode v);
 std::string_view to_string(XskMode v);
 std::string_view to_string(RxMode v);
 std::string_view to_string(TxEngine v);
+std::string_view to_string(LinkOutage v);
 
 // Parses `s` against `set`; throws UsageError naming `option` and the accepted names.
 int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option);

@@ -208,6 +208,15 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                      d.spec.thresholds.max_rate_error_pct = parse_percent(one(v), "--max-rate-error");
                  },
                  .show = [](const RunSpec& s, J& j) { j["max_rate_error_pct"] = opt(s.thresholds.max_rate_error_pct); }});
+    t.push_back({.name = "link-outage", .group = "Thresholds", .value_name = "POLICY",
+                 .help = "A port's link going down during a trial: fail (the trial fails, naming the port, when and "
+                         "for how long) or tolerate (recorded and reported, judged by the other thresholds only)",
+                 .default_text = "fail", .choices = &link_outage_choices(),
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.thresholds.link_outage =
+                         LinkOutage(parse_choice(link_outage_choices(), one(v), "--link-outage"));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["link_outage"] = to_string(s.thresholds.link_outage); }});
 }
 #pragma GCC diagnostic pop
 

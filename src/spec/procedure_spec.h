@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spec/choices.h"
 #include "spec/rate.h"
 
 namespace lr::spec {
@@ -53,6 +54,7 @@ struct Thresholds {
     std::optional<double> max_latency_s;
     std::optional<double> max_jitter_s;      // RFC 3550, the worst stream
     std::optional<double> max_rate_error_pct;  // |offered - requested| / requested
+    LinkOutage link_outage = LinkOutage::fail;  // a port's link going down fails the run, or is only reported
     bool any() const {
         return max_loss_pct || min_throughput || max_latency_p99_s || max_latency_s || max_jitter_s ||
                max_rate_error_pct;

@@ -40,6 +40,8 @@ struct PortSample {
     uint64_t xdp_received = 0, xdp_redirected = 0, xdp_passed = 0, xdp_redirect_failed = 0;
     uint64_t xsk_rx_dropped = 0, xsk_rx_ring_full = 0, xsk_rx_fill_empty = 0, xsk_rx_invalid = 0;
     uint64_t xsk_tx_invalid = 0, xsk_tx_ring_empty = 0;
+    // The link as last seen: 1 up, 0 down (no carrier, or the interface is down), -1 unknown.
+    int8_t link = -1;
     uint64_t drops() const {
         return imissed + ierrors + oerrors + rx_nombuf + odropped + xdp_redirect_failed + xsk_rx_dropped +
                xsk_rx_ring_full;

@@ -14,6 +14,7 @@
 #include "backend/afxdp/xsk_socket.h"
 #include "util/cpus.h"
 #include "util/error.h"
+#include "util/kernel_link.h"
 #include "worker/engine_common.h"
 
 namespace lr::afxdp {
@@ -300,6 +301,7 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
     s.oerrors = stat("tx_errors");
     s.idropped = stat("rx_dropped");
     s.odropped = stat("tx_dropped") + s.oerrors;
+    s.link = util::kernel_carrier(n).value_or(false) ? 1 : 0;
     // Every queue the device has, not only those with a socket: a frame the device steers to
     // a queue nobody serves is dropped by the program and must be counted.
     const uint32_t all_rx = std::min<uint32_t>(std::max<uint32_t>(p.nd.rx_queues, p.nrx), LR_MAX_QUEUES);

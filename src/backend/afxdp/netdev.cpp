@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/kernel_link.h"
 
 namespace lr::afxdp {
 namespace {
@@ -48,7 +49,7 @@ NetdevInfo netdev_info(const std::string& ifname) {
     // Administratively up (IFF_UP); operstate lags behind a freshly created veth.
     n.up = std::strtoul(read_line(sys + "/flags").c_str(), nullptr, 16) & IFF_UP;
     n.mac = read_line(sys + "/address");
-    n.carrier = read_line(sys + "/carrier") == "1";
+    n.carrier = util::kernel_carrier(ifname).value_or(false);
     const long speed = std::strtol(read_line(sys + "/speed").c_str(), nullptr, 10);  // -1 or absent: unknown
     n.speed_mbps = speed > 0 ? static_cast<unsigned>(speed) : 0;
 

@@ -21,6 +21,7 @@
 #include "backend/dpdk/dpdk_worker.h"
 #include "util/cpus.h"
 #include "util/error.h"
+#include "util/kernel_link.h"
 
 namespace lr::dpdk {
 namespace {
@@ -37,7 +38,16 @@ struct Port {
                                         // TX queue with an RX queue)
     bool started = false;
     rte_mempool* spare_pool = nullptr;  // for RX queues without a worker
+    unsigned kernel_ifindex = 0;        // the kernel interface under the PMD (net_af_xdp, net_af_packet), if any
 };
+
+// The link as the PMD reports it and, for a PMD over a kernel interface (whose own link
+// status says "up" regardless), as the kernel does.
+bool link_up(const Port& p) {
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(p.info.id, &link) != 0 || link.link_status != RTE_ETH_LINK_UP) return false;
+    return util::kernel_carrier(p.kernel_ifindex).value_or(true);
+}
 
 // A sending worker's pool and the frames its mbufs hold.
 struct TxPool {
@@ -198,6 +208,7 @@ void DpdkBackend::configure(Port& p) {
     int r = rte_eth_dev_info_get(p.info.id, &di);
     if (r != 0) throw EnvError(fmt::format("port {}: can't read device info: {}", p.info.name, errstr(r)));
     p.info.driver = di.driver_name ? di.driver_name : "?";
+    p.kernel_ifindex = di.if_index;
     if (p.ntx > di.max_tx_queues || p.nrx > di.max_rx_queues)
         throw UsageError(fmt::format("port {} ({}) supports at most {} TX and {} RX queues; {} and {} requested",
                                      p.info.name, p.info.driver, di.max_tx_queues, di.max_rx_queues, p.ntx, p.nrx));
@@ -286,11 +297,11 @@ void DpdkBackend::start_ports() {
     for (auto& p : ports_) {
         rte_eth_link link{};
         for (;;) {
-            rte_eth_link_get_nowait(p.info.id, &link);
-            if (link.link_status == RTE_ETH_LINK_UP || std::chrono::steady_clock::now() > deadline) break;
+            p.info.link_up = link_up(p);
+            if (p.info.link_up || std::chrono::steady_clock::now() > deadline) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-        p.info.link_up = link.link_status == RTE_ETH_LINK_UP;
+        rte_eth_link_get_nowait(p.info.id, &link);
         // Virtual devices report a made-up speed (net_null and net_ring say 10G): unknown.
         const bool virt = p.info.driver == "net_null" || p.info.driver == "net_ring" || p.info.driver == "net_pcap";
         p.info.link_speed_mbps = virt || link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
@@ -368,6 +379,7 @@ stats::PortSample DpdkBackend::port_sample(unsigned i) const {
         s.oerrors = st.oerrors;
         s.rx_nombuf = st.rx_nombuf;
     }
+    if (i < ports_.size()) s.link = link_up(ports_[i]) ? 1 : 0;
     return s;
 }
 

@@ -219,6 +219,7 @@ private:
     std::unique_ptr<WireStats[]> stats_;
     std::vector<worker::WorkerConfig> workers_;
     std::vector<std::thread> threads_;
+    uint64_t started_ns_ = 0;  // when this trial's workers were started
 };
 
 void LoopBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& layout) {
@@ -275,6 +276,7 @@ void LoopBackend::start(const std::vector<worker::WorkerConfig>& workers) {
         if (w.role == worker::Role::reflect)
             throw UsageError("the loop backend has no reflector worker (the far end reflects with LoopFaults::reflect)");
     workers_ = workers;
+    started_ns_ = stats::now_ns();
     for (size_t i = 0; i < workers_.size(); ++i) {
         const auto& t = workers_[i].tx;
         if (!worker::sends(workers_[i].role) || t.templates == loaded_[i]) continue;
@@ -347,6 +349,10 @@ stats::PortSample LoopBackend::port_sample(unsigned p) const {
             s.imissed += st.no_queue.load(std::memory_order_relaxed);
         }
     }
+    const auto& f = sh_.faults;
+    const uint64_t since = stats::now_ns() - started_ns_;
+    const bool out = f.link_down_in_outage && started_ns_ && since >= f.outage_from_ns && since < f.outage_to_ns;
+    s.link = out ? 0 : 1;
     return s;
 }
 

@@ -19,6 +19,7 @@ struct LoopFaults {
     bool stall_tx = false;    // the devices take nothing (a stuck queue, a link that is down)
     // ... only between these times after a sender starts (an outage), when outage_to_ns > 0
     uint64_t outage_from_ns = 0, outage_to_ns = 0;
+    bool link_down_in_outage = false;  // the ports report their link down during the outage
     bool fail_workers = false;  // every worker fails at once
     bool freeze_rx = false;   // receivers stop polling (a hung worker) until stopped
 };
