@@ -9,8 +9,8 @@ PKGS=(
   dpdk dpdk-dev libdpdk-dev libnuma-dev libjs-chart.js chromium
   libgtest-dev googletest libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev prometheus-cpp-dev
-  python3-jsonschema python3-prometheus-client
-  iproute2 ethtool tshark python3 python3-scapy netsniff-ng iputils-ping procps
+  libcap-ng-dev python3-jsonschema python3-prometheus-client
+  iproute2 ethtool tshark python3 python3-scapy netsniff-ng iputils-ping procps util-linux
 )
 
 missing=()

@@ -6,6 +6,9 @@
 
 #include "engine/interrupt.h"
 #include "engine/session.h"
+#include "util/privileges.h"
+
+#include <linux/capability.h>
 #include "procedures/procedures.h"
 #include "report/checks_report.h"
 #include "report/console.h"
@@ -60,14 +63,17 @@ struct Outputs {
             csv = std::make_unique<report::CsvSink>(spec.csv_path);
             list.add(*csv);
         }
-        if (!spec.metrics_listen.empty()) {
-            metrics = std::make_unique<report::MetricsSink>(spec.metrics_listen);
-            list.add(*metrics);
-        }
         if (!spec.quiet && report::is_terminal(out)) {
             table = std::make_unique<report::LiveTableSink>(out, report::colour_wanted(out));
             list.add(*table);
         }
+    }
+    // The metrics server's threads start once the capabilities are dropped: they serve the
+    // network and must hold none.
+    void start_metrics(const spec::RunSpec& spec) {
+        if (spec.metrics_listen.empty()) return;
+        metrics = std::make_unique<report::MetricsSink>(spec.metrics_listen);
+        list.add(*metrics);
     }
     void end(const nlohmann::json& summary) {
         if (lines) lines->end(summary);
@@ -190,10 +196,24 @@ int exit_code(const std::vector<result::TrialResult>& trials) {
     return static_cast<int>(worst);
 }
 
+// What a run still needs once its ports are open. afxdp: the live-frames and counting-sink
+// programs load per trial (CAP_BPF, CAP_PERFMON for the verifier's pointer rules, CAP_NET_ADMIN
+// for XDP); DPDK: CAP_NET_ADMIN for a PMD over a kernel interface to detach its XDP program
+// when it closes. Everything else (CAP_SYS_ADMIN, CAP_NET_RAW, CAP_IPC_LOCK, CAP_DAC_OVERRIDE...)
+// goes.
+std::vector<int> kept_after_setup(const spec::RunSpec& spec) {
+    if (spec.backend == spec::BackendKind::afxdp) return {CAP_NET_ADMIN, CAP_BPF, CAP_PERFMON};
+    if (spec.backend == spec::BackendKind::dpdk) return {CAP_NET_ADMIN};
+    return {};
+}
+
 int execute(const spec::RunSpec& spec, const ExecuteInfo& info) {
     engine::install_interrupt_handlers();
-    Outputs o(spec);  // before the ports open: a metrics port in use fails before anything else
+    Outputs o(spec);  // output files open before the ports (and before the capabilities go)
     engine::Session session(backend::make_backend(spec.backend), spec);
+    // Set up: from here on the process holds only what the run itself needs.
+    util::drop_all_but(kept_after_setup(spec));
+    o.start_metrics(spec);  // a port in use fails here, before anything is sent
     if (spec.tx_enabled() && spec.signed_frames())
         fmt::print(o.out, "linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",
                    packet::sig_level_str(spec.sig_level()), spec.nonce, spec.nonce);

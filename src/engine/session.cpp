@@ -9,6 +9,7 @@
 #include "engine/interrupt.h"
 #include "stats/tsc_clock.h"
 #include "util/error.h"
+#include "util/privileges.h"
 
 namespace lr::engine {
 
@@ -70,6 +71,9 @@ nlohmann::json Session::environment() const {
                           {"hostname", u.nodename},
                           {"cpus_online", std::thread::hardware_concurrency()}};
     env.update(be_->environment());
+    const auto caps = util::capability_record();
+    if (caps.dropped)
+        env["capabilities"] = {{"before_setup_done", caps.before}, {"after_setup", caps.after}};
     return env;
 }
 

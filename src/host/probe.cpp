@@ -10,12 +10,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "backend/afxdp/afxdp_backend.h"
 #include "backend/afxdp/live_tx.h"
 #include "backend/afxdp/netdev.h"
 #include "backend/afxdp/xdp_prog.h"
 #include "backend/afxdp/xsk_socket.h"
 #include "stats/tsc_clock.h"
 #include "util/error.h"
+#include "util/privileges.h"
 
 namespace lr::host {
 namespace {
@@ -29,23 +31,27 @@ uint64_t read_u64(const std::string& path) {
     return v;
 }
 
+// What the afxdp backend needs, held or missing, and CAP_IPC_LOCK (needed only when
+// RLIMIT_MEMLOCK is below a UMEM's size).
 nlohmann::json capabilities(std::vector<Check>& checks) {
-    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2] = {};
     nlohmann::json caps = nlohmann::json::object();
-    if (syscall(SYS_capget, &hdr, data) != 0) return caps;
-    auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1u; };
-    const std::pair<const char*, int> wanted[] = {{"CAP_NET_ADMIN", CAP_NET_ADMIN}, {"CAP_NET_RAW", CAP_NET_RAW},
-                                                  {"CAP_BPF", CAP_BPF},           {"CAP_SYS_ADMIN", CAP_SYS_ADMIN},
-                                                  {"CAP_IPC_LOCK", CAP_IPC_LOCK}, {"CAP_PERFMON", CAP_PERFMON}};
-    std::string missing;
-    for (const auto& [name, cap] : wanted) {
-        caps[name] = static_cast<bool>(has(cap));
-        if (!has(cap) && cap != CAP_PERFMON) missing += std::string(missing.empty() ? "" : ", ") + name;
+    std::vector<std::string> held, missing;
+    auto needs = afxdp::afxdp_capabilities();
+    needs.push_back({CAP_IPC_LOCK, "UMEM above RLIMIT_MEMLOCK"});
+    std::string missing_text;
+    for (const auto& n : needs) {
+        const auto name = util::cap_name(n.cap);
+        const bool has = util::has_capability(n.cap);
+        caps[name] = has;
+        (has ? held : missing).push_back(name);
+        if (!has && n.cap != CAP_IPC_LOCK)
+            missing_text += fmt::format("{}{} ({})", missing_text.empty() ? "" : ", ", name, n.why);
     }
-    const bool bpf_ok = has(CAP_SYS_ADMIN) || (has(CAP_BPF) && has(CAP_NET_ADMIN));
-    checks.push_back({"capabilities", bpf_ok && has(CAP_NET_RAW),
-                      missing.empty() ? "all held" : "missing " + missing + " (run as root or grant them)"});
+    caps["held"] = held;
+    caps["missing"] = missing;
+    checks.push_back({"capabilities", missing_text.empty(),
+                      missing_text.empty() ? fmt::format("held: {}", fmt::join(held, ", "))
+                                           : "missing " + missing_text + " (run as root or grant them)"});
     return caps;
 }
 

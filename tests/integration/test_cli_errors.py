@@ -1,8 +1,10 @@
 """Bad input gets a precise message and exit code 2 before anything is sent; --help explains."""
+import socket
 import subprocess
 
 import lrtest
 from lrtest import check, LINERATE
+from testbed import VethBed, unique
 
 
 def lr(*args, expect_rc):
@@ -25,6 +27,37 @@ def unknown_port():
 def too_many_queues():
     out = lr("run", "--ring-pair", "a,b", "--tx", "a,queues=20", "--count", "100", "--", "--no-pci", expect_rc=2)
     check("supports at most" in out, out)
+
+
+def cpus_not_available():
+    out = lr("run", "--ring-pair", "a,b", "--tx", "a", "--cpus", "99", "--count", "10", "--", "--no-pci", expect_rc=2)
+    check("--cpus: CPU 99 is not available to this process (allowed: " in out, out)
+
+
+def metrics_port_in_use():
+    """Refused before anything is sent (the server starts once the capabilities are dropped)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        out = lr("run", "-q", "--ring-pair", "a,b", "--tx", "a", "--count", "1000", "--metrics", f"127.0.0.1:{port}",
+                 "--json", "/dev/null", "--", "--no-pci", expect_rc=3)
+        check(f"couldn't serve metrics on 127.0.0.1:{port}" in out, out)
+        check("TX total" not in out, "nothing may be sent")
+
+
+def default_route_refused():
+    with VethBed(unique("ldr"), same_ns=True) as bed:
+        subprocess.run(["ip", "-n", bed.nsa, "route", "add", "default", "via", "198.18.0.2", "dev", bed.ifa],
+                       check=True)
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "1000"],
+                    timeout=60)
+        check(r.returncode == 2 and f"{bed.ifa} carries the default route" in r.stderr and "--force" in r.stderr,
+              f"exit {r.returncode}: {r.stderr}")
+        check(not bed.xdp_attached(bed.nsa, bed.ifa), "nothing attached")
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "1000",
+                              "--force"], timeout=60)
+        check(r.returncode == 0, f"with --force: exit {r.returncode}: {r.stderr}")
 
 
 def help_text():
@@ -60,4 +93,7 @@ if __name__ == "__main__":
     lrtest.need_root_and_hugepages()
     r.case("unknown port", unknown_port)
     r.case("too many queues", too_many_queues)
+    r.case("CPUs that do not exist", cpus_not_available)
+    r.case("a metrics port in use", metrics_port_in_use)
+    r.case("an interface carrying the default route", default_route_refused)
     r.finish()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bpf/libbpf.h>
+#include <linux/capability.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "util/cpus.h"
 #include "util/error.h"
 #include "util/kernel_link.h"
+#include "util/privileges.h"
 #include "worker/engine_common.h"
 
 namespace lr::afxdp {
@@ -153,7 +155,8 @@ void AfxdpBackend::choose_engines(const spec::RunSpec& spec, const backend::Sess
 void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& layout) {
     spec_ = &spec;
     layout_ = layout;
-    // UMEM pinning counts against RLIMIT_MEMLOCK on older kernels; lift it if we may.
+    util::require_capabilities(afxdp_capabilities(), "the afxdp backend");
+    // UMEM pinning counts against RLIMIT_MEMLOCK without CAP_IPC_LOCK; lift it if we may.
     rlimit unlimited{RLIM_INFINITY, RLIM_INFINITY};
     setrlimit(RLIMIT_MEMLOCK, &unlimited);
 
@@ -381,5 +384,12 @@ nlohmann::json AfxdpBackend::environment() const {
 }  // namespace
 
 std::unique_ptr<backend::Backend> make_afxdp_backend() { return std::make_unique<AfxdpBackend>(); }
+
+std::vector<util::CapNeed> afxdp_capabilities() {
+    return {{CAP_NET_ADMIN, "attach XDP programs, set the MTU"},
+            {CAP_NET_RAW, "open AF_XDP sockets"},
+            {CAP_BPF, "load linerate's XDP programs and maps"},
+            {CAP_PERFMON, "the verifier's pointer rules for the live-frames and counting programs"}};
+}
 
 }  // namespace lr::afxdp

@@ -12,10 +12,13 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
 #include <thread>
 #include <xdp/xsk.h>
 
 #include "util/error.h"
+#include "util/privileges.h"
 
 namespace lr::afxdp {
 
@@ -41,6 +44,16 @@ XskSocket::XskSocket(const XskConfig& cfg) : cfg_(cfg), r_(new Rings) {
     if (int err = xsk_umem__create(&umem_, umem_area_, umem_size_, &r_->fill, &r_->comp, &uc); err) {
         munmap(umem_area_, umem_size_);
         delete r_;
+        rlimit ml{};
+        getrlimit(RLIMIT_MEMLOCK, &ml);
+        // The kernel pins the UMEM against RLIMIT_MEMLOCK unless the process holds CAP_IPC_LOCK.
+        if (err == -ENOBUFS || err == -ENOMEM || err == -EPERM)
+            if (ml.rlim_cur != RLIM_INFINITY && !util::has_capability(CAP_IPC_LOCK))
+                throw EnvError(fmt::format(
+                    "couldn't register {} MiB of UMEM for {} queue {}: {}; RLIMIT_MEMLOCK is {} KiB and this process "
+                    "lacks CAP_IPC_LOCK: raise the limit (ulimit -l, prlimit --memlock, LimitMEMLOCK= in a systemd "
+                    "unit), grant CAP_IPC_LOCK, or use fewer --descriptors",
+                    umem_size_ >> 20, cfg.ifname, cfg.queue, std::strerror(-err), ml.rlim_cur >> 10));
         throw EnvError(fmt::format("couldn't register UMEM for {} queue {}: {}", cfg.ifname, cfg.queue,
                                    std::strerror(-err)));
     }

@@ -2,6 +2,7 @@
 // The engines' hot loops are instantiated here, in a file built with -falign-loops=64.
 #include "backend/dpdk/dpdk_worker.h"
 
+#include "util/privileges.h"
 #include "worker/reflect_engine.h"
 #include "worker/rr_engine.h"
 #include "worker/rx_engine.h"
@@ -12,6 +13,8 @@ namespace lr::dpdk {
 int worker_main(void* arg) {
     const auto& w = *static_cast<const DpdkWorker*>(arg);
     const auto& c = w.cfg;
+    // EAL created this lcore thread before the capabilities were dropped: drop them here too.
+    util::adopt_dropped();
     rte_mbuf* held[kMaxBurst];  // frames taken for sending that the device has not accepted yet
     worker::run_worker(c, [&] {
         switch (c.role) {

@@ -1,0 +1,117 @@
+"""Least privilege: a real measurement as a non-root user (uid 65534) holding only the
+capabilities the afxdp backend needs (setpriv, ambient capabilities); after setup every
+thread of the process, the metrics server's included, holds only what the run still needs.
+Without a needed capability, or with RLIMIT_MEMLOCK below the UMEM and no CAP_IPC_LOCK, the
+run is refused (exit 3) naming what to grant or raise. `probe` lists what is held and missing."""
+import glob
+import json
+import os
+import random
+import tempfile
+import time
+
+import lrtest
+from lrtest import LINERATE, check
+from testbed import VethBed, unique
+
+NEEDED = ["net_admin", "net_raw", "bpf", "perfmon", "ipc_lock"]
+KEPT = {"CAP_NET_ADMIN", "CAP_BPF", "CAP_PERFMON"}
+CAP_BITS = {"CAP_NET_ADMIN": 12, "CAP_BPF": 39, "CAP_PERFMON": 38}
+NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def as_nobody(caps, argv, memlock=None):
+    c = ",".join("+" + x for x in caps) if caps else "-all"
+    pre = ["prlimit", f"--memlock={memlock}:{memlock}"] if memlock else []
+    return pre + ["setpriv", *NOBODY, f"--inh-caps={c}", f"--ambient-caps={c}", LINERATE]
+
+
+def thread_caps(pid):
+    """CapEff of every thread of `pid`, as sets of bit numbers."""
+    out = []
+    for st in glob.glob(f"/proc/{pid}/task/*/status"):
+        try:
+            for line in open(st):
+                if line.startswith("CapEff:"):
+                    v = int(line.split()[1], 16)
+                    out.append({b for b in range(64) if v >> b & 1})
+        except OSError:
+            pass  # the thread ended
+    return out
+
+
+def measurement_as_nobody():
+    with VethBed(unique("lpv"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o777)
+        port = random.randint(20000, 40000)
+        argv = as_nobody(NEEDED, None) + ["run", "-q", "--backend", "afxdp", "--tx-engine", "socket", "--tx", bed.ifa,
+                                          "--rx", bed.ifb, "--count", "300000", "--rate", "100k",
+                                          "--metrics", f"127.0.0.1:{port}", "--json", f"{d}/r.json"]
+        p = bed.start(bed.nsa, argv)
+        time.sleep(1.5)  # set up and sending
+        caps = thread_caps(p.pid)  # ip netns exec, sh and setpriv exec: the pid is linerate's
+        uid = [line.split()[1] for line in open(f"/proc/{p.pid}/status") if line.startswith("Uid:")]
+        out, _ = p.communicate(timeout=60)
+        check(p.returncode == 0, f"exit {p.returncode}\n{out[-3000:]}")
+        check(uid == ["65534"], f"uid {uid}")
+        allowed = set(CAP_BITS.values())
+        check(len(caps) >= 3 and all(c <= allowed for c in caps),
+              f"{len(caps)} threads, capabilities {caps}, allowed {allowed}")
+        with open(f"{d}/r.json") as f:
+            r = json.load(f)
+        t = r["totals"]
+        check(t["tx"]["packets"] == 300000 and t["rx_classes"]["distinct"] == 300000 and t["lost"] == 0, f"{t}")
+        got = r["environment"]["capabilities"]
+        check(set(got["after_setup"]) == KEPT, f"after setup: {got}")
+        check(set(got["before_setup_done"]) == {"CAP_" + c.upper() for c in NEEDED}, f"at start: {got}")
+        check(not bed.xdp_attached(bed.nsa, bed.ifa) and not bed.xdp_attached(bed.nsa, bed.ifb), "XDP left attached")
+
+
+def missing_capability_named():
+    with VethBed(unique("lpv"), same_ns=True) as bed:
+        for cap in ("bpf", "net_raw", "net_admin", "perfmon"):
+            caps = [c for c in NEEDED if c != cap]
+            r = bed.run(bed.nsa, as_nobody(caps, None) + ["run", "-q", "--backend", "afxdp", "--tx", bed.ifa,
+                                                          "--count", "1000"], timeout=60)
+            check(r.returncode == 3, f"without {cap}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+            check(f"CAP_{cap.upper()} (" in r.stderr and "setpriv" in r.stderr, f"without {cap}: {r.stderr}")
+            check(not bed.xdp_attached(bed.nsa, bed.ifa), "XDP left attached")
+
+
+def memlock_too_low_named():
+    with VethBed(unique("lpv"), same_ns=True) as bed:
+        caps = [c for c in NEEDED if c != "ipc_lock"]
+        r = bed.run(bed.nsa, as_nobody(caps, None, memlock=65536) + ["run", "-q", "--backend", "afxdp", "--tx",
+                                                                      bed.ifa, "--count", "1000"], timeout=60)
+        check(r.returncode == 3, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+        check("RLIMIT_MEMLOCK is 64 KiB" in r.stderr and "CAP_IPC_LOCK" in r.stderr and "--descriptors" in r.stderr,
+              r.stderr)
+        check(not bed.xdp_attached(bed.nsa, bed.ifa), "XDP left attached")
+        # The same limit with CAP_IPC_LOCK: the UMEM is not charged against it.
+        r = bed.run(bed.nsa, as_nobody(NEEDED, None, memlock=65536) + ["run", "-q", "--backend", "afxdp", "--tx",
+                                                                        bed.ifa, "--count", "1000"], timeout=60)
+        check(r.returncode == 0, f"with CAP_IPC_LOCK: exit {r.returncode}\n{r.stdout}{r.stderr}")
+
+
+def probe_lists_held_and_missing():
+    with VethBed(unique("lpv"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o777)
+        caps = [c for c in NEEDED if c not in ("bpf", "ipc_lock")]
+        r = bed.run(bed.nsa, as_nobody(caps, None) + ["probe", bed.ifa, "--json", f"{d}/p.json"], timeout=60)
+        check("missing CAP_BPF (" in r.stdout, r.stdout)
+        with open(f"{d}/p.json") as f:
+            c = json.load(f)["capabilities"]
+        check(set(c["missing"]) == {"CAP_BPF", "CAP_IPC_LOCK"}, f"{c}")
+        check(set(c["held"]) == {"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_PERFMON"}, f"{c}")
+
+
+if __name__ == "__main__":
+    lrtest.need_root_and_hugepages()
+    if not os.path.exists("/usr/bin/setpriv"):
+        lrtest.skip("needs setpriv (util-linux)")
+    r = lrtest.Results()
+    r.case("a measurement as uid 65534 with only the needed capabilities", measurement_as_nobody)
+    r.case("a missing capability is named, nothing left attached", missing_capability_named)
+    r.case("RLIMIT_MEMLOCK below the UMEM without CAP_IPC_LOCK is named", memlock_too_low_named)
+    r.case("probe lists held and missing capabilities", probe_lists_held_and_missing)
+    r.finish()
