@@ -12,6 +12,8 @@ namespace lr::stats {
 
 class GapStats {
 public:
+    // Per burst, so per-frame cheap: the frames after a burst's first are only counted (their
+    // zero gaps join the histogram when it is read).
     void burst(uint64_t t_ns, uint32_t frames) {
         if (!frames) return;
         if (frames_ == 0) {
@@ -22,16 +24,14 @@ public:
             h_.add(g);
             sum_ += static_cast<double>(g);
             sumsq_ += static_cast<double>(g) * static_cast<double>(g);
-            ++gaps_;
         }
-        if (frames > 1) h_.add(0, frames - 1);
-        gaps_ += frames - 1;
+        zeros_ += frames - 1;
         frames_ += frames;
         last_ = t_ns;
     }
     void merge(const GapStats& o) {
         h_.merge(o.h_);
-        gaps_ += o.gaps_;
+        zeros_ += o.zeros_;
         sum_ += o.sum_;
         sumsq_ += o.sumsq_;
         frames_ += o.frames_;
@@ -39,16 +39,18 @@ public:
         if (o.last_ > last_) last_ = o.last_;
     }
     uint64_t frames() const { return frames_; }
-    uint64_t gaps() const { return gaps_; }
-    double mean_ns() const { return gaps_ ? sum_ / static_cast<double>(gaps_) : 0; }
+    uint64_t gaps() const { return h_.count() + zeros_; }
+    double mean_ns() const { return gaps() ? sum_ / static_cast<double>(gaps()) : 0; }
     double stddev_ns() const {
-        if (gaps_ < 2) return 0;
+        if (gaps() < 2) return 0;
         const double m = mean_ns();
-        return std::sqrt(std::max(0.0, sumsq_ / static_cast<double>(gaps_) - m * m));
+        return std::sqrt(std::max(0.0, sumsq_ / static_cast<double>(gaps()) - m * m));
     }
-    uint64_t percentile_ns(double q) const { return h_.percentile(q); }
+    uint64_t percentile_ns(double q) const { return all().percentile(q); }
     uint64_t max_ns() const { return h_.max(); }
-    double zero_fraction() const { return gaps_ ? static_cast<double>(h_.count_of(0)) / static_cast<double>(gaps_) : 0; }
+    double zero_fraction() const {
+        return gaps() ? static_cast<double>(h_.count_of(0) + zeros_) / static_cast<double>(gaps()) : 0;
+    }
     // The rate of the frames after the first burst over the time from the first burst to the
     // last: for a paced sender, its offered rate, free of start and stop effects.
     double rate_pps() const {
@@ -58,8 +60,15 @@ public:
     uint64_t last_ns() const { return last_; }
 
 private:
-    LatencyHistogram h_;
-    uint64_t gaps_ = 0, frames_ = 0, first_frames_ = 0, first_ = 0, last_ = 0;
+    // Every gap: the histogram of the gaps between bursts, plus the zero gaps within them.
+    LatencyHistogram all() const {
+        LatencyHistogram a = h_;
+        if (zeros_) a.add(0, zeros_);
+        return a;
+    }
+    LatencyHistogram h_;  // the gaps between bursts
+    uint64_t zeros_ = 0;  // the frames after each burst's first: gaps of 0
+    uint64_t frames_ = 0, first_frames_ = 0, first_ = 0, last_ = 0;
     double sum_ = 0, sumsq_ = 0;
 };
 
