@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 # The test bed (scripts/testbed.py) is the one the demo and the benchmarks use.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
@@ -82,3 +83,38 @@ class Results:
     def finish(self):
         print(f"{self.passed} passed, {len(self.failed)} failed")
         sys.exit(1 if self.failed else 0)
+
+
+class TimingMiss(Exception):
+    """A measured time, rate or latency outside its tolerance (timing_check). Not an
+    AssertionError: retry_timing runs the measurement again, while a failed check() (a wrong
+    count) ends the case at once."""
+
+
+def timing_check(cond, msg):
+    """check() for a timing tolerance: `msg` should carry the measured value."""
+    if not cond:
+        raise TimingMiss(msg)
+
+
+def retry_timing(fn, *a, attempts=3, pause=5.0, **kw):
+    """Runs one whole measurement, fn(*a, **kw), until no timing_check in it misses, at most
+    `attempts` times in all; prints each miss with its measured value and fails (AssertionError)
+    only if every attempt missed. Before each retry it waits `pause` seconds, twice as long
+    before the next, so a burst of load on the host can pass. A check() that fails inside fn is
+    raised at once, never retried: counts must be exact on every attempt. Returns what fn
+    returned."""
+    misses = []
+    for attempt in range(1, attempts + 1):
+        try:
+            result = fn(*a, **kw)
+        except TimingMiss as e:
+            misses.append(str(e))
+            print(f"     timing miss, attempt {attempt} of {attempts}: {e}", flush=True)
+            if attempt < attempts:
+                time.sleep(pause * 2 ** (attempt - 1))
+            continue
+        if misses:
+            print(f"     within tolerance on attempt {attempt} of {attempts}", flush=True)
+        return result
+    raise AssertionError(f"all {attempts} attempts missed the tolerance: " + " | ".join(misses))

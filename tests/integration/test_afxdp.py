@@ -1,6 +1,9 @@
 """AF_XDP backend on veth pairs: exact counts (AF_XDP -> AF_XDP, DPDK -> AF_XDP, AF_XDP -> DPDK)
 checked against the kernel's own interface counters; foreign traffic passes and is not
-counted; nothing stays attached after SIGINT or SIGKILL; a foreign XDP program is refused."""
+counted; nothing stays attached after SIGINT or SIGKILL; a foreign XDP program is refused.
+Between two processes, zero loss at RATE depends on the receiving process keeping up on the
+shared cores: that is timing, test_timing.py's, on runs of two_process_run and
+foreign_traffic_run."""
 import json
 import os
 import signal
@@ -69,12 +72,14 @@ def lr_cmd(kind, direction, ifc, out, cpu, extra):
                                              f"--lcores=0@{1 - cpu},1@{cpu}"]
 
 
-def two_process(sender, receiver):
-    """Receiver in namespace b on CPU 0, sender in namespace a on CPU 1."""
+def two_process_run(sender, receiver, rx_duration="60s"):
+    """Receiver in namespace b on CPU 0, sender in namespace a on CPU 1: N frames sent, exactly,
+    and the kernel counted N on the receiving veth (asserted). Returns what the receiver counted
+    (test_timing.py wants all N: zero loss)."""
     with VethBed(unique("lxb")) as bed, tempfile.TemporaryDirectory() as d:
         rx0 = bed.stat(bed.nsb, bed.ifb, "rx_packets")
         rxp = bed.start(bed.nsb, lr_cmd(receiver, "rx", bed.ifb, f"{d}/rx.json", 0,
-                                        ["--count", str(N), "--duration", "60s", "--descriptors", "4096"]))
+                                        ["--count", str(N), "--duration", rx_duration, "--descriptors", "4096"]))
         bed.wait_xdp(bed.nsb, bed.ifb, rxp)
         # Paced well below what two shared cores sustain, so any loss would be real.
         tx = bed.run(bed.nsa, lr_cmd(sender, "tx", bed.ifa, f"{d}/tx.json", 1, ["--count", str(N), "--rate", RATE]),
@@ -83,15 +88,23 @@ def two_process(sender, receiver):
         out, _ = rxp.communicate(timeout=90)
         check(rxp.returncode == 0, f"receiver exit {rxp.returncode}\n{out}")
         sent = report(f"{d}/tx.json")["totals"]["tx"]["packets"]
-        got = report(f"{d}/rx.json")["totals"]["rx"]["packets"]
+        rx = report(f"{d}/rx.json")
+        got = rx["totals"]["rx"]["packets"]
         kernel = bed.stat(bed.nsb, bed.ifb, "rx_packets") - rx0
         check(sent == N, f"sent {sent}")
-        check(got == N, f"received {got} of {N}; receiver port counters "
-                        f"{report(f'{d}/rx.json')['port_counters']}")
         check(kernel == N, f"kernel counted {kernel} frames on {bed.ifb}, linerate {N}")
+        check(got <= N, f"received {got}, more than the {N} sent")
+        return got, rx["port_counters"]
 
 
-def foreign_traffic_passes():
+def two_process(sender, receiver):
+    two_process_run(sender, receiver)
+
+
+def foreign_traffic_run():
+    """N frames at RATE and 20 pings at the same time, receiver and sender in two processes: the
+    pings pass the XDP program and are answered, and none is counted as ours (asserted).
+    Returns what the receiver counted (test_timing.py wants exactly N: zero loss)."""
     with VethBed(unique("lxc")) as bed, tempfile.TemporaryDirectory() as d:
         # Receiver runs until traffic stopped for 2 s, so the pings all fall inside its run.
         rxp = bed.start(bed.nsb, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s",
@@ -107,10 +120,17 @@ def foreign_traffic_passes():
         out, _ = rxp.communicate(timeout=60)
         check(rxp.returncode == 0, f"receiver: {out}")
         rep = report(f"{d}/rx.json")
-        check(rep["totals"]["rx"]["packets"] == N, f"counted {rep['totals']['rx']['packets']}, expected exactly {N}")
+        got = rep["totals"]["rx"]["packets"]
+        xdp = rep["port_counters"][0]["xdp"]
+        # The program took exactly the N test frames, whether or not the socket kept up.
+        check(xdp["redirected"] == N and got <= N, f"counted {got}, redirected {xdp['redirected']}, sent {N}")
         check("20 received" in pout, f"ping through the XDP program:\n{pout}")
-        passed = rep["port_counters"][0]["xdp"]["passed"]
-        check(passed >= 21, f"XDP program passed {passed} frames; ARP + 20 echo requests expected")
+        check(xdp["passed"] >= 21, f"XDP program passed {xdp['passed']} frames; ARP + 20 echo requests expected")
+        return got
+
+
+def foreign_traffic_passes():
+    foreign_traffic_run()
 
 
 def cleanup_after_signal(sig):

@@ -1,6 +1,8 @@
 """Exact counts on DPDK virtual ports: a ring port pair (TX port -> RX port in one process), a
 single net_ring vdev looping back onto itself, and
-net_null (transmit only). Received must equal sent, per queue and in total, with no drops."""
+net_null (transmit only). Received must equal sent, per queue and in total, with no drops.
+The paced rate and the run's wall-clock length are timing: test_timing.py checks them on runs
+of null_tx_paced and null_tx_duration."""
 import lrtest
 from lrtest import check, queues, run, RING_PAIR_ARGS, NO_PCI
 
@@ -49,6 +51,8 @@ def null_tx_count():
 
 
 def null_tx_duration():
+    """A 1.2 s run in 250 ms intervals: the intervals and their sums (asserted); returns the
+    report (test_timing.py bounds its length)."""
     _, _, _, rep = run(["--tx", "net_null0", "--duration", "1200ms", "--interval", "250ms"],
                        ["--vdev=net_null0", "--no-pci"])
     iv = rep["intervals"]
@@ -59,16 +63,22 @@ def null_tx_duration():
         if i["tx"]["packets"]:
             check(abs(i["tx"]["l1_bps"] - i["tx"]["l2_bps"] - i["tx"]["pps"] * 160) < 1e-3 * i["tx"]["l1_bps"],
                   "L1 = L2 + 20 bytes per frame")
-    check(1.1 < rep["totals"]["tx_seconds"] < 3.0, f"tx_seconds {rep['totals']['tx_seconds']}")
+    # Never shorter than asked; how much longer a loaded host makes it is test_timing.py's.
+    check(1.1 < rep["totals"]["tx_seconds"], f"tx_seconds {rep['totals']['tx_seconds']}")
+    return rep
+
+
+def null_tx_paced():
+    """2 Mpps over two queues for 1 s: the request is reported as asked (asserted); returns the
+    totals (test_timing.py checks the achieved and offered rates against it)."""
+    _, _, _, rep = run(["--tx", "net_null0,queues=2", "--rate", "2M", "--duration", "1s"], ["--vdev=net_null0", "--no-pci"])
+    t = rep["totals"]
+    check(t["requested_pps"] == 2e6, f"{t}")
+    return t
 
 
 def null_tx_rate():
-    _, _, _, rep = run(["--tx", "net_null0,queues=2", "--rate", "2M", "--duration", "1s"], ["--vdev=net_null0", "--no-pci"])
-    t = rep["totals"]
-    check(abs(t["tx"]["pps"] - 2e6) < 0.03 * 2e6, f"paced rate {t['tx']['pps']:.0f} pps, asked 2M")
-    check(t["requested_pps"] == 2e6 and t["generator_limited"] is False, f"{t}")
-    # offered_pps is what left the generator, measured from the departures, not the request.
-    check(abs(t["offered_pps"] - 2e6) < 0.03 * 2e6, f"offered {t['offered_pps']:.0f} pps")
+    null_tx_paced()
     # An impossible rate is reported as generator-limited, not hidden.
     _, _, _, rep = run(["--tx", "net_null0", "--rate", "900G", "--duration", "300ms"], ["--vdev=net_null0", "--no-pci"])
     check(rep["totals"]["generator_limited"] is True, "900 Gpps must be flagged generator-limited")
@@ -125,6 +135,6 @@ if __name__ == "__main__":
     r.case("ring pair vdev loopback", ring_vdev_loopback)
     r.case("net_null exact count", null_tx_count)
     r.case("net_null duration and intervals", null_tx_duration)
-    r.case("net_null paced rate", null_tx_rate)
+    r.case("net_null paced: the request reported, 900 Gpps generator-limited", null_tx_rate)
     r.case("stuck device: invalid run, honest counts", stuck_device_is_invalid)
     r.finish()

@@ -1,7 +1,8 @@
 """Round trip through linerate's XDP reflector on a veth pair: every frame comes back, the
-round-trip latency is positive and no slower than ping's across the same pair, and the
-request/response mode obeys Little's law (transactions/s x mean RTT <= outstanding) and
-writes off unanswered requests as timeouts."""
+round-trip latency is positive, every request of the request/response mode is answered, and
+unanswered requests are written off as timeouts. The timing (RTT no slower than ping's across
+the same pair; Little's law: transactions/s x mean RTT <= outstanding) is test_timing.py's,
+on runs of round_trip and transactions."""
 import json
 import re
 import signal
@@ -40,15 +41,19 @@ def with_reflector(fn):
             return json.load(f)
 
 
-def round_trip_vs_ping():
+def round_trip(ping=False):
+    """50k frames at 100 kpps through the XDP reflector: every one back, the latency's shape
+    (asserted). Returns the latency and, with ping=True, the average of 20 pings across the
+    same pair in ns (test_timing.py compares the two)."""
     n = 50_000
     res = {}
 
     def body(bed, d):
         res["rep"] = sender(bed, d, ["--count", str(n), "--rate", "100k"])
-        p = subprocess.run(bed.wrap(bed.nsa, ["ping", "-c", "20", "-i", "0.05", "198.18.0.2"]),
-                           capture_output=True, text=True, timeout=60)
-        res["ping"] = p.stdout
+        if ping:
+            p = subprocess.run(bed.wrap(bed.nsa, ["ping", "-c", "20", "-i", "0.05", "198.18.0.2"]),
+                               capture_output=True, text=True, timeout=60)
+            res["ping"] = p.stdout
 
     refl = with_reflector(body)
     rep = res["rep"]
@@ -57,15 +62,17 @@ def round_trip_vs_ping():
     check(s["sent"] == n and s["received"] == n and s["lost"] == 0, f"stream {s}")
     lat = rep["latency"]
     check(lat["kind"] == "round-trip", f"latency kind {lat['kind']}")
+    check(0 < lat["min_ns"] <= lat["p50_ns"] <= lat["max_ns"], f"latency {lat}")
+    if not ping:
+        return lat, None
     m = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)", res["ping"])
     check(m is not None, f"ping output: {res['ping']}")
-    ping_avg_ns = float(m.group(2)) * 1e6
-    check(0 < lat["min_ns"] <= lat["p50_ns"] <= lat["max_ns"], f"latency {lat}")
-    # XDP_TX in the driver cannot be slower than ICMP echo through both kernel stacks.
-    check(lat["p50_ns"] <= ping_avg_ns, f"RTT p50 {lat['p50_ns']} ns vs ping average {ping_avg_ns:.0f} ns")
+    return lat, float(m.group(2)) * 1e6
 
 
 def transactions(outstanding, backend="dpdk"):
+    """20k request/response transactions with `outstanding` in flight: every one answered
+    (asserted). Returns the report (test_timing.py checks Little's law on it)."""
     n = 20_000
     res = {}
     with_reflector(lambda bed, d: res.update(rep=sender(bed, d, ["--count", str(n), "--outstanding",
@@ -73,9 +80,7 @@ def transactions(outstanding, backend="dpdk"):
     rep = res["rep"]
     t = rep["transactions"]
     check(t["answered"] == n and t["timeouts"] == 0, f"transactions {t}")
-    inflight = t["per_second"] * rep["latency"]["mean_ns"] * 1e-9  # Little's law
-    check(0.2 * min(outstanding, 1) <= inflight <= outstanding * 1.05,
-          f"transactions/s x mean RTT = {inflight:.2f}, outstanding {outstanding}")
+    return rep
 
 
 def timeouts_without_reflector(backend="dpdk"):
@@ -116,12 +121,12 @@ def user_space_reflector(backend):
 if __name__ == "__main__":
     lrtest.need_root_and_hugepages()
     r = lrtest.Results()
-    r.case("XDP reflector: all back, RTT <= ping", round_trip_vs_ping)
-    r.case("dpdk ping-pong (1 outstanding): Little's law", transactions, 1)
-    r.case("dpdk 8 outstanding: Little's law", transactions, 8)
+    r.case("XDP reflector: all back, latency positive", round_trip)
+    r.case("dpdk ping-pong (1 outstanding): every request answered", transactions, 1)
+    r.case("dpdk 8 outstanding: every request answered", transactions, 8)
     r.case("no reflector: every request times out", timeouts_without_reflector)
-    r.case("afxdp ping-pong: Little's law", transactions, 1, "afxdp")
-    r.case("afxdp 16 outstanding: Little's law", transactions, 16, "afxdp")
+    r.case("afxdp ping-pong: every request answered", transactions, 1, "afxdp")
+    r.case("afxdp 16 outstanding: every request answered", transactions, 16, "afxdp")
     r.case("afxdp, no reflector: every request times out", timeouts_without_reflector, "afxdp")
     r.case("user-space reflector, afxdp", user_space_reflector, "afxdp")
     r.case("user-space reflector, dpdk", user_space_reflector, "dpdk")

@@ -1,44 +1,11 @@
-// The burst clock (TSC re-anchored to CLOCK_MONOTONIC): every reading must fall between two
-// clock_gettime readings taken around it, within the stated accuracy, across many anchors.
+// The burst clock (TSC re-anchored to CLOCK_MONOTONIC): its calibrated rate. Its error against
+// clock_gettime (every reading between two taken around it, within 200 ns, across many anchors)
+// is a timing bound: timing_clock.cpp, in the `timing` suite.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
+#include <string>
 
 #include "stats/tsc_clock.h"
-
-using lr::stats::BurstClock;
-using lr::stats::now_ns;
-
-TEST(BurstClock, AgreesWithClockMonotonicAcrossAnchors) {
-    BurstClock clk;
-    int64_t worst_early = 0, worst_late = 0;
-    uint64_t prev = 0, backwards = 0, reads = 0;
-    const uint64_t end = now_ns() + 60'000'000;  // 60 ms: about 60 re-anchors
-    while (true) {
-        const uint64_t a = now_ns();
-        const uint64_t t = clk.now();
-        const uint64_t b = now_ns();
-        ++reads;
-        // t must lie in [a, b]; how far outside it falls is the clock's error.
-        worst_early = std::max<int64_t>(worst_early, static_cast<int64_t>(a) - static_cast<int64_t>(t));
-        worst_late = std::max<int64_t>(worst_late, static_cast<int64_t>(t) - static_cast<int64_t>(b));
-        if (t < prev) backwards = std::max(backwards, prev - t);
-        prev = t;
-        if (b > end) break;
-    }
-    std::printf("source: %s; %llu reads, worst early %lld ns, late %lld ns, step back %llu ns\n",
-                lr::stats::clock_source_name().c_str(), static_cast<unsigned long long>(reads),
-                static_cast<long long>(worst_early), static_cast<long long>(worst_late),
-                static_cast<unsigned long long>(backwards));
-    EXPECT_GT(reads, 1000u);
-    // docs/measurement.md states the TSC path's error as "tens of ns"; allow 200 ns for a
-    // loaded VM (an interrupt between the TSC read and the anchor's clock read).
-    EXPECT_LE(worst_early, 200);
-    EXPECT_LE(worst_late, 200);
-    EXPECT_LE(backwards, 200u);
-}
 
 TEST(BurstClock, RateIsPlausibleWhenUsed) {
     const auto& r = lr::stats::tsc_rate();

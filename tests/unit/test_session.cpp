@@ -281,6 +281,8 @@ TEST(Session, StragglersOfAnEarlierTrialAreFlushedNotCounted) {
 
 TEST(Session, APacedSenderNeverCatchesUpAfterAnOutage) {
     // 200 kpps for 3 s; the device takes nothing from 0.5 s to 2.5 s after the sender starts.
+    // What this asserts holds however loaded the host is; the rates and times themselves are
+    // timing_session.cpp's (the `timing` suite).
     auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"duration", {"3s"}}, {"rate", {"200kpps"}}});
     spec.interval_s = 0.25;
     loop::LoopFaults f;
@@ -289,13 +291,11 @@ TEST(Session, APacedSenderNeverCatchesUpAfterAnOutage) {
     engine::Session session(loop::make_loop_backend(f), spec);
     Rows sink;
     const auto r = session.run_trial(spec.trial(), sink);
-    for (const auto& row : sink.rows)
-        EXPECT_LE(row.tx.pps(), 200e3 * 1.1 + 64 / (row.t1 - row.t0)) << "interval ending at " << row.t1;
-    EXPECT_NEAR(static_cast<double>(r.tx.packets), 200e3, 200e3 * 0.05) << "1 s of sending, not 3";
-    EXPECT_GE(r.rate.skipped, 350000u);
-    EXPECT_NEAR(r.rate.behind_s, 2.0, 0.2);
+    EXPECT_LT(r.tx.packets, 3 * 200'000u) << "the 2 s of the outage are never sent late";
+    EXPECT_GT(r.rate.skipped, 0u);
     EXPECT_TRUE(r.generator_limited);
     EXPECT_EQ(r.lost, 0u);
+    EXPECT_EQ(r.rx.unique, r.tx.packets);
     bool noted = false;
     for (const auto& n : r.notes) noted |= n.find("gave up") != std::string::npos;
     EXPECT_TRUE(noted);
@@ -313,7 +313,7 @@ TEST(Session, TheRateIsResolvedPerTrialFromEveryUnit) {
         t.frame_size = size;
         const auto r = session.run_trial(t, sink);
         EXPECT_NEAR(r.rate.requested_pps, 0.1 * 1e9 / ((size + 20) * 8.0), 1e-6) << size;
-        EXPECT_NEAR(r.rate.offered_pps, r.rate.requested_pps, r.rate.requested_pps * 0.01) << size;
+        EXPECT_EQ(r.tx.packets, 20000u) << size;  // the offered rate's tolerance: timing_session.cpp
         EXPECT_EQ(r.rate.requested, "10 % of line rate");
         EXPECT_TRUE(r.rate.departures.measured);
     }
