@@ -368,6 +368,7 @@ nlohmann::json AfxdpBackend::environment() const {
                          {"rx_queues", p.nrx},
                          {"rx_mode", p.sink ? "xdp counting sink" : p.nrx ? "socket" : "none"},
                          {"tx_engine", !p.ntx ? "none" : p.live ? "live frames (BPF_PROG_RUN, XDP_REDIRECT)" : "socket"},
+                         {"tx_live_frames", p.ntx && p.live},  // its program loads per trial, after setup
                          {"tx_engine_why", p.engine_why.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.engine_why)},
                          {"xdp_mode", p.sink   ? prog_json(p.sink)
                                       : p.prog ? prog_json(p.prog)
