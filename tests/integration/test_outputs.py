@@ -42,6 +42,19 @@ def scrape(port):
     return out
 
 
+def listening(port):
+    """Local addresses listening on TCP `port` (IPv4 and IPv6), from /proc/net/tcp{,6}."""
+    out = []
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(path) as f:
+            for line in list(f)[1:]:
+                local, state = line.split()[1], line.split()[3]
+                addr, p = local.split(":")
+                if state == "0A" and int(p, 16) == port:
+                    out.append(addr)
+    return out
+
+
 def tx_total(m):
     return sum(v for (name, labels), v in m.items()
                if name == "linerate_packets_total" and dict(labels).get("direction") == "tx")
@@ -56,6 +69,8 @@ def run_outputs():
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
         m1 = scrape(port)
+        # --metrics PORT without an address: loopback only, nothing on the other interfaces.
+        check(listening(port) == ["0100007F"], f"listening on {listening(port)} (hex), expected only 127.0.0.1")
         time.sleep(1.4)  # into the second trial: the first one's latency histogram is there
         m2 = scrape(port)
         out, err = p.communicate(timeout=60)
