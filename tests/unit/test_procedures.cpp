@@ -40,13 +40,18 @@ TEST(Procedures, ASweepHasARowPerSizeWithExactCounts) {
     EXPECT_EQ(r.trials.size(), 3u);
 }
 
+// These tests check the procedures' logic, not pacing: on a busy shared host the loop
+// backend's sender can fall far behind its load (it was seen 58 % short), which the
+// validity checks would rightly call an invalid trial. No offered rate or stretch is too far off.
+constexpr double kAnyPace = 1e6;
+
 TEST(Procedures, FrameLossFollowsTheWireAndAThresholdJudgesTheTopLoad) {
     // The wire loses every 100th frame: 1 % at every load, so the procedure never sees two
     // clean trials and walks down to the last step above 0 %.
-    const auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"200k"}}, {"step", {"25"}},
-                                 {"trial-duration", {"100ms"}}, {"max-loss", {"0.5"}},
-                                 {"rate-tolerance", {"50"}}},  // procedure logic, not pacing: a busy CI host
-                                spec::Procedure::frame_loss);
+    auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"200k"}}, {"step", {"25"}},
+                           {"trial-duration", {"100ms"}}, {"max-loss", {"0.5"}}},
+                          spec::Procedure::frame_loss);
+    spec.procedure.rate_tolerance = kAnyPace;
     engine::Session s(loop::make_loop_backend({.drop_every = 100}), spec);
     const auto r = procedures::run_procedure(s, nullptr);
     ASSERT_FALSE(r.invalid) << r.invalid_reason;
@@ -63,9 +68,9 @@ TEST(Procedures, FrameLossFollowsTheWireAndAThresholdJudgesTheTopLoad) {
 }
 
 TEST(Procedures, FrameLossStopsAfterTwoCleanTrials) {
-    const auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"100k"}}, {"trial-duration", {"100ms"}},
-                                 {"rate-tolerance", {"50"}}},
-                                spec::Procedure::frame_loss);
+    auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"100k"}}, {"trial-duration", {"100ms"}}},
+                          spec::Procedure::frame_loss);
+    spec.procedure.rate_tolerance = kAnyPace;
     engine::Session s(loop::make_loop_backend(), spec);
     const auto r = procedures::run_procedure(s, nullptr);
     ASSERT_EQ(r.frame_loss.size(), 1u);
