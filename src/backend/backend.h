@@ -64,6 +64,9 @@ public:
     virtual stats::PortSample port_sample(unsigned port_index) const = 0;
     // Versions, drivers, cores: the report's "environment".
     virtual nlohmann::json environment() const = 0;
+    // The capabilities (linux/capability.h) trials still need once open() is done: the rest are
+    // dropped (util/privileges.h).
+    virtual std::vector<int> capabilities_after_setup() const { return {}; }
     // Stops ports and releases everything. Idempotent.
     virtual void close() = 0;
 };

@@ -7,8 +7,6 @@
 #include "engine/interrupt.h"
 #include "engine/session.h"
 #include "util/privileges.h"
-
-#include <linux/capability.h>
 #include "procedures/procedures.h"
 #include "report/checks_report.h"
 #include "report/console.h"
@@ -196,27 +194,12 @@ int exit_code(const std::vector<result::TrialResult>& trials) {
     return static_cast<int>(worst);
 }
 
-// What a run still needs once its ports are open. afxdp: with live frames, the program is
-// loaded per trial for the trial's frame layout (CAP_BPF, CAP_PERFMON for the verifier's pointer
-// rules, CAP_NET_ADMIN for XDP); with sockets only, nothing (its programs are attached through
-// bpf_links, released by closing them). DPDK: CAP_NET_ADMIN, for a PMD over a kernel interface
-// to detach its XDP program when it closes. Everything else (CAP_SYS_ADMIN, CAP_NET_RAW,
-// CAP_IPC_LOCK, CAP_DAC_OVERRIDE...) goes.
-std::vector<int> kept_after_setup(const spec::RunSpec& spec, const nlohmann::json& env) {
-    if (spec.backend == spec::BackendKind::dpdk) return {CAP_NET_ADMIN};
-    if (spec.backend != spec::BackendKind::afxdp) return {};
-    if (env.contains("ports"))
-        for (const auto& p : env["ports"])
-            if (p.value("tx_live_frames", false)) return {CAP_NET_ADMIN, CAP_BPF, CAP_PERFMON};
-    return {};
-}
-
 int execute(const spec::RunSpec& spec, const ExecuteInfo& info) {
     engine::install_interrupt_handlers();
     Outputs o(spec);  // output files open before the ports (and before the capabilities go)
     engine::Session session(backend::make_backend(spec.backend), spec);
     // Set up: from here on the process holds only what the run itself needs.
-    util::drop_all_but(kept_after_setup(spec, session.environment()));
+    util::drop_all_but(session.capabilities_after_setup());
     o.start_metrics(spec);  // a port in use fails here, before anything is sent
     if (spec.tx_enabled() && spec.signed_frames())
         fmt::print(o.out, "linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",

@@ -66,6 +66,7 @@ private:
     }
     void watchdog(const stats::Snapshot& s);
     void track_links(const stats::Snapshot& s);
+    void close_outage(unsigned port, const stats::Snapshot& s);
     void close_outages(const stats::Snapshot& s);
     void control_loop();
 
@@ -152,29 +153,28 @@ void Trial::track_links(const stats::Snapshot& s) {
             w.received = ps.ipackets;
             res_.outages.push_back({.port = name, .from = s.t});
         } else if (w.open >= 0) {
-            auto& o = res_.outages[static_cast<size_t>(w.open)];
-            o.to = s.t;
-            o.seconds = o.to - o.from;
-            o.handed = handed_on(p, s) - w.handed;
-            o.egress_dropped = ps.egress_drops() - w.dropped;
-            o.received = ps.ipackets - w.received;
-            w.open = -1;
+            res_.outages[static_cast<size_t>(w.open)].to = s.t;
+            close_outage(p, s);
         }
     }
 }
 
-// Outages still in progress when the trial ends: counted up to its end.
+// The port's outage in progress, counted up to `s` (its `to` stays -1 when the trial ends
+// with the link still down).
+void Trial::close_outage(unsigned p, const stats::Snapshot& s) {
+    auto& w = links_[p];
+    auto& o = res_.outages[static_cast<size_t>(w.open)];
+    const auto& ps = s.ports[p];
+    o.seconds = s.t - o.from;
+    o.handed = handed_on(p, s) - w.handed;
+    o.egress_dropped = ps.egress_drops() - w.dropped;
+    o.received = ps.ipackets - w.received;
+    w.open = -1;
+}
+
 void Trial::close_outages(const stats::Snapshot& s) {
-    for (unsigned p = 0; p < links_.size(); ++p) {
-        auto& w = links_[p];
-        if (w.open < 0) continue;
-        auto& o = res_.outages[static_cast<size_t>(w.open)];
-        o.seconds = s.t - o.from;
-        o.handed = handed_on(p, s) - w.handed;
-        o.egress_dropped = s.ports[p].egress_drops() - w.dropped;
-        o.received = s.ports[p].ipackets - w.received;
-        w.open = -1;
-    }
+    for (unsigned p = 0; p < links_.size(); ++p)
+        if (links_[p].open >= 0) close_outage(p, s);
 }
 
 void Trial::control_loop() {

@@ -10,9 +10,6 @@
 #include "util/error.h"
 
 namespace lr::engine {
-namespace {
-constexpr int kCaptureSent = 4;  // --capture-filter sent (spec/options.cpp)
-}  // namespace
 
 using worker::Role;
 
@@ -117,9 +114,9 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             }
             t.sent_per_stream = &out.tx_sent[static_cast<size_t>(slots.tx_slot[i])];
             t.departures = &out.departures[static_cast<size_t>(slots.tx_slot[i])];
-            if (spec.capture_remaining && spec.capture_filter == kCaptureSent && slot.role == Role::tx) {
+            if (spec.capture_remaining && spec.captures_sent() && slot.role == Role::tx) {
                 auto& cap = out.tx_captures[static_cast<size_t>(slots.tx_slot[i])];
-                cap.configure(spec.capture_remaining, spec.session_max_frame(), stats::CaptureFilter::all);
+                cap.configure(spec.capture_remaining, spec.session_max_frame(), stats::CaptureFilter::sent);
                 t.capture = &cap;
             }
             w.tx_counters = &out.counters[static_cast<size_t>(slots.tx_slot[i])];
@@ -134,9 +131,8 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             r.nonce = spec.nonce;
             r.streams = spec.rx_streams();
             r.result = &res;
-            if (spec.capture_remaining && spec.capture_filter != kCaptureSent)
-                res.capture.configure(spec.capture_remaining, spec.session_max_frame(),
-                                      static_cast<stats::CaptureFilter>(spec.capture_filter));
+            if (spec.capture_remaining && !spec.captures_sent())
+                res.capture.configure(spec.capture_remaining, spec.session_max_frame(), spec.capture_filter);
             w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
         }
         ws.push_back(std::move(w));

@@ -45,6 +45,8 @@ public:
     const std::vector<backend::PortInfo>& ports() const { return be_->ports(); }
     // Host, linerate and backend facts for the report's "environment".
     nlohmann::json environment() const;
+    // What the backend's trials still need once the ports are open (Backend::capabilities_after_setup).
+    std::vector<int> capabilities_after_setup() const { return be_->capabilities_after_setup(); }
 
 private:
     spec::RunSpec spec_;

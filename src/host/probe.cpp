@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 

@@ -1,5 +1,7 @@
 #include "spec/choices.h"
 
+#include "stats/capture.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -65,6 +67,14 @@ const ChoiceSet& tx_engine_choices() {
     static const ChoiceSet s{"TX engine",
                              {{"socket", int(TxEngine::socket)}, {"live", int(TxEngine::live)},
                               {"auto", int(TxEngine::auto_mode)}}};
+    return s;
+}
+
+const ChoiceSet& capture_filter_choices() {
+    using F = stats::CaptureFilter;
+    static const ChoiceSet s{"capture filter",
+                             {{"all", int(F::all)}, {"ours", int(F::ours)}, {"foreign", int(F::foreign)},
+                              {"malformed", int(F::malformed)}, {"sent", int(F::sent)}}};
     return s;
 }
 

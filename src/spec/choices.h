@@ -45,6 +45,7 @@ const ChoiceSet& rx_mode_choices();
 const ChoiceSet& tx_engine_choices();
 const ChoiceSet& proto_choices();     // packet::L4
 const ChoiceSet& link_outage_choices();
+const ChoiceSet& capture_filter_choices();  // stats::CaptureFilter
 
 // Canonical names.
 std::string_view to_string(BackendKind v);

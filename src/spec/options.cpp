@@ -369,17 +369,10 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "capture-filter", .group = "Output", .value_name = "WHICH",
                  .help = "Which frames --capture keeps: received ones (all, ours: test frames of this run, foreign or "
                          "malformed: the ones to look at), or sent: the frames as they left (socket engines)",
-                 .default_text = "all",
+                 .default_text = "all", .choices = &capture_filter_choices(),
                  .apply = [](Draft& d, const Values& v) {
-                     const auto& f = one(v);
-                     const char* names[] = {"all", "ours", "foreign", "malformed", "sent"};
-                     for (int i = 0; i < 5; ++i)
-                         if (f == names[i]) {
-                             d.spec.capture_filter = i;
-                             return;
-                         }
-                     throw UsageError(fmt::format(
-                         "invalid --capture-filter \"{}\": expected all, ours, foreign, malformed or sent", f));
+                     d.spec.capture_filter =
+                         stats::CaptureFilter(parse_choice(capture_filter_choices(), one(v), "--capture-filter"));
                  },
                  .show = nullptr});
     t.push_back({.name = "junit", .group = "Output", .value_name = "FILE",

@@ -150,9 +150,9 @@ void RunSpec::validate() const {
     if (pattern.kind != Pattern::Kind::cbr && !rate.limited())
         throw UsageError(fmt::format("--pattern {} spaces departures at a --rate: give one", pattern.str()));
     if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
-    if (!capture_path.empty() && capture_filter != 4 && !rx_enabled())
+    if (!capture_path.empty() && !captures_sent() && !rx_enabled())
         throw UsageError("--capture keeps received frames: give an --rx port (or --capture-filter sent)");
-    if (!capture_path.empty() && capture_filter == 4 && !tx_enabled())
+    if (!capture_path.empty() && captures_sent() && !tx_enabled())
         throw UsageError("--capture-filter sent keeps sent frames: give a --tx port");
     validate_procedure();
 }

@@ -13,6 +13,7 @@
 #include "packet/frame.h"
 #include "packet/signature.h"
 #include "spec/choices.h"
+#include "stats/capture.h"
 #include "spec/parse.h"
 #include "spec/procedure_spec.h"
 #include "spec/rate.h"
@@ -107,7 +108,8 @@ struct RunSpec {
     std::string metrics_listen;    // "PORT" (loopback) or "ADDR:PORT"
     std::string capture_path;      // pcap of received frames
     uint32_t capture_count = 1000; // frames in it, over the whole session
-    int capture_filter = 0;        // stats::CaptureFilter: all, ours, foreign, malformed; 4: sent
+    stats::CaptureFilter capture_filter = stats::CaptureFilter::all;
+    bool captures_sent() const { return capture_filter == stats::CaptureFilter::sent; }
     uint32_t capture_remaining = 0;  // set per trial by the session: what the pcap still takes
     bool quiet = false;  // no live lines
     bool force = false;

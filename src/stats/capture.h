@@ -10,7 +10,8 @@
 
 namespace lr::stats {
 
-enum class CaptureFilter { all, ours, foreign, malformed };
+// Which frames a capture keeps: received ones by class, or (sent) the frames a sender stamped.
+enum class CaptureFilter { all, ours, foreign, malformed, sent };
 
 struct CapturedFrame {
     uint64_t ts_ns = 0;     // the receive burst's clock (CLOCK_MONOTONIC ns)
@@ -30,7 +31,7 @@ public:
         hdr_.assign(max_frames, {});
     }
     bool active() const { return count_ < max_; }
-    bool filters() const { return filter_ != CaptureFilter::all; }  // needs each frame's class
+    bool filters() const { return filter_ != CaptureFilter::all && filter_ != CaptureFilter::sent; }  // needs each frame's class
     // `cls`: the classifier's verdict (lr_wire.h: 0 foreign, 1 ours, 2 malformed, 3 stale).
     void take(const uint8_t* p, uint32_t len, uint64_t ts_ns, int cls) {
         if (filter_ == CaptureFilter::ours && cls != 1) return;

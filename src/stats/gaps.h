@@ -21,8 +21,7 @@ public:
             first_frames_ = frames;
         } else {
             const uint64_t g = t_ns > last_ ? t_ns - last_ : 0;
-            h_.add(g);
-            sum_ += static_cast<double>(g);
+            h_.add(g);  // its sum is the gaps' sum: the zero gaps add nothing
             sumsq_ += static_cast<double>(g) * static_cast<double>(g);
         }
         zeros_ += frames - 1;
@@ -32,7 +31,6 @@ public:
     void merge(const GapStats& o) {
         h_.merge(o.h_);
         zeros_ += o.zeros_;
-        sum_ += o.sum_;
         sumsq_ += o.sumsq_;
         frames_ += o.frames_;
         if (o.first_ && (!first_ || o.first_ < first_)) first_ = o.first_;
@@ -40,7 +38,7 @@ public:
     }
     uint64_t frames() const { return frames_; }
     uint64_t gaps() const { return h_.count() + zeros_; }
-    double mean_ns() const { return gaps() ? sum_ / static_cast<double>(gaps()) : 0; }
+    double mean_ns() const { return gaps() ? static_cast<double>(h_.sum()) / static_cast<double>(gaps()) : 0; }
     double stddev_ns() const {
         if (gaps() < 2) return 0;
         const double m = mean_ns();
@@ -69,7 +67,7 @@ private:
     LatencyHistogram h_;  // the gaps between bursts
     uint64_t zeros_ = 0;  // the frames after each burst's first: gaps of 0
     uint64_t frames_ = 0, first_frames_ = 0, first_ = 0, last_ = 0;
-    double sum_ = 0, sumsq_ = 0;
+    double sumsq_ = 0;
 };
 
 }  // namespace lr::stats

@@ -41,6 +41,7 @@ public:
     uint64_t count() const { return count_; }
     uint64_t min() const { return count_ ? min_ : 0; }
     uint64_t max() const { return max_; }
+    uint64_t sum() const { return sum_; }
     double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0; }
     // Value at quantile q in [0, 1]: the midpoint of the bucket holding it (exact below 128 ns),
     // clamped to [min, max].

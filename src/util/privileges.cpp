@@ -11,7 +11,7 @@
 namespace lr::util {
 namespace {
 
-std::mutex g_mutex;               // libcap-ng keeps its working set in one (per-thread) state
+std::mutex g_mutex;               // one libcap-ng working set at a time
 std::vector<int> g_keep;          // the set drop_all_but() chose
 std::atomic<unsigned> g_generation{0};  // bumps with each drop_all_but()
 thread_local unsigned t_adopted = 0;
@@ -52,11 +52,6 @@ bool has_capability(int cap) {
     std::lock_guard lock(g_mutex);
     capng_get_caps_process();
     return capng_have_capability(CAPNG_EFFECTIVE, static_cast<unsigned>(cap));
-}
-
-std::vector<std::string> effective_capabilities() {
-    std::lock_guard lock(g_mutex);
-    return effective_names();
 }
 
 CapRecord capability_record() {

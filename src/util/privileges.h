@@ -15,7 +15,6 @@ struct CapNeed {
 
 std::string cap_name(int cap);  // "CAP_NET_ADMIN"
 bool has_capability(int cap);   // in the calling thread's effective set
-std::vector<std::string> effective_capabilities();  // names, in capability order
 
 // Throws EnvError naming every missing capability, why it is needed and how to grant it.
 void require_capabilities(const std::vector<CapNeed>& needs, const std::string& what);

@@ -64,6 +64,13 @@ public:
     }
     stats::PortSample port_sample(unsigned i) const override;
     nlohmann::json environment() const override;
+    // With sockets, nothing: the programs hang on bpf_links, released by closing them. With live
+    // frames, what loading their program per trial (for the trial's frame layout) needs.
+    std::vector<int> capabilities_after_setup() const override {
+        for (const auto& p : ports_)
+            if (p.live) return {CAP_NET_ADMIN, CAP_BPF, CAP_PERFMON};
+        return {};
+    }
     void close() override {
         join();
         sockets_.clear();  // sockets first, then the programs (their links close: detached)
@@ -125,7 +132,7 @@ void AfxdpBackend::choose_engines(const spec::RunSpec& spec, const backend::Sess
         if (why_not.empty() && worker::sends(w.role) && w.role != worker::Role::tx)
             why_not = "request/response and reflect send through sockets";
     if (why_not.empty() && spec.session_max_frame() > kLiveMaxFrame) why_not = "frames larger than a page";
-    if (why_not.empty() && !spec.capture_path.empty() && spec.capture_filter == 4)
+    if (why_not.empty() && !spec.capture_path.empty() && spec.captures_sent())
         why_not = "--capture-filter sent: the frames must pass through user space";
     for (auto& p : ports_) {
         if (!p.ntx) continue;
@@ -177,7 +184,7 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
             if (worker::sends(w.role) && w.role != worker::Role::tx)
                 throw UsageError("--tx-engine live sends test traffic only: request/response and reflect need "
                                  "--tx-engine socket");
-        if (!spec.capture_path.empty() && spec.capture_filter == 4)
+        if (!spec.capture_path.empty() && spec.captures_sent())
             throw UsageError("--capture-filter sent: live frames never reach user space; use --tx-engine socket");
         for (auto& p : ports_) p.live = p.ntx > 0;
     } else if (spec.afxdp.tx_engine == spec::TxEngine::auto_mode) {
@@ -368,7 +375,6 @@ nlohmann::json AfxdpBackend::environment() const {
                          {"rx_queues", p.nrx},
                          {"rx_mode", p.sink ? "xdp counting sink" : p.nrx ? "socket" : "none"},
                          {"tx_engine", !p.ntx ? "none" : p.live ? "live frames (BPF_PROG_RUN, XDP_REDIRECT)" : "socket"},
-                         {"tx_live_frames", p.ntx && p.live},  // its program loads per trial, after setup
                          {"tx_engine_why", p.engine_why.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.engine_why)},
                          {"xdp_mode", p.sink   ? prog_json(p.sink)
                                       : p.prog ? prog_json(p.prog)

@@ -1,5 +1,6 @@
 #include "backend/dpdk/dpdk_backend.h"
 
+#include <linux/capability.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -84,6 +85,8 @@ public:
     void join() override;
     stats::PortSample port_sample(unsigned i) const override;
     nlohmann::json environment() const override;
+    // A PMD over a kernel interface (net_af_xdp) detaches its XDP program when it closes.
+    std::vector<int> capabilities_after_setup() const override { return {CAP_NET_ADMIN}; }
     void close() override;
 
 private:
