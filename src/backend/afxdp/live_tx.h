@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../../bpf/lr_shared.h"
+#include "lr_shared.h"
 #include "packet/signature.h"
 #include "worker/worker_config.h"
 
