@@ -82,25 +82,31 @@ void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::v
     rr.pattern = spec.pattern.str();
     rr.skipped = r.tx.skipped;
     rr.behind_s = r.tx.behind_ns * 1e-9;
+    rr.catch_up_s = spec.catch_up_s;
+    rr.stalls = r.tx.stalls;
+    rr.longest_stall_s = r.tx.longest_stall_ns * 1e-9;
+    rr.largest_catch_up = r.tx.catch_up_max;
     stats::GapStats dep, arr;
-    double offered = 0;
-    bool per_queue = true;  // every sending queue has a paced departure record
-    for (const auto& t : tx) {
-        if (!t.departures) continue;
-        dep.merge(*t.departures);
-        const double q = t.departures->rate_pps();
-        per_queue = per_queue && q > 0;
-        offered += q;
-    }
+    for (const auto& t : tx)
+        if (t.departures) dep.merge(*t.departures);
     for (const auto* x : rx) arr.merge(x->arrivals);
     rr.departures = result::summarize(dep);
     rr.arrivals = result::summarize(arr);
-    // Paced: the queues' own departure rates, free of start and stop effects; otherwise what
-    // the devices took over the TX phase.
-    rr.offered_pps = spec.rate_pps > 0 && per_queue && offered > 0 ? offered
-                     : r.tx_seconds > 0                             ? r.tx.packets / r.tx_seconds
-                                                                    : 0;
-    if (spec.rate_pps <= 0) return;
+    if (spec.rate_pps <= 0) {  // as fast as possible: what the devices took over the TX phase
+        rr.offered_pps = r.tx_seconds > 0 ? r.tx.packets / r.tx_seconds : 0;
+        return;
+    }
+    // Paced: each queue's schedule is exact, and a frame sent within the catch-up window of its
+    // slot was offered on it; only the slots a queue gave up were not. So each queue offered its
+    // share times the fraction of its slots it filled, free of start and stop effects and of
+    // stalls it made up for (which are reported below, not hidden).
+    std::vector<const result::QueueResult*> senders;
+    for (const auto& q : r.queues)
+        if (q.id.dir == Dir::tx) senders.push_back(&q);
+    for (const auto* q : senders) {
+        const double slots = static_cast<double>(q->final.packets + q->final.tx_skipped);
+        if (slots > 0) rr.offered_pps += spec.rate_pps / senders.size() * q->final.packets / slots;
+    }
     rr.error_pct = 100.0 * (rr.offered_pps - spec.rate_pps) / spec.rate_pps;
     rr.planned_s = spec.count ? static_cast<double>(*spec.count) / spec.rate_pps : spec.duration_s;
     if (rr.planned_s > 0 && r.tx_seconds > 0) rr.stretch_pct = 100.0 * (r.tx_seconds / rr.planned_s - 1);
@@ -111,9 +117,16 @@ void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::v
                                       -rr.error_pct));
     }
     if (rr.skipped)
-        r.notes.push_back(fmt::format("the senders fell behind their schedule for {:.3f} s and gave up {} departure "
-                                      "slots rather than send them late",
-                                      rr.behind_s, rr.skipped));
+        r.notes.push_back(fmt::format("the senders fell further behind their schedule than the catch-up window "
+                                      "({}): they gave up {} departure slots ({:.3f} s) rather than send them later; "
+                                      "{} stalls, the longest {}",
+                                      spec::format_seconds(rr.catch_up_s), rr.skipped, rr.behind_s, rr.stalls,
+                                      spec::format_seconds(rr.longest_stall_s)));
+    else if (rr.stalls)
+        r.notes.push_back(fmt::format("the senders stalled {} times (the longest {}) and made up for each within the "
+                                      "catch-up window ({}): at most {} frames sent late at once",
+                                      rr.stalls, spec::format_seconds(rr.longest_stall_s), spec::format_seconds(rr.catch_up_s),
+                                      rr.largest_catch_up));
 }
 
 // Who dropped what: each sending port's count against its device's own, and the loss split

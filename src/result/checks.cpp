@@ -8,12 +8,6 @@
 namespace lr::result {
 namespace {
 
-std::string time_text(double s) {
-    if (s < 1e-3) return fmt::format("{:.3f} us", s * 1e6);
-    if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
-    return fmt::format("{:.3f} s", s);
-}
-
 Check at_most(std::string name, std::string option, double measured, double limit, std::string unit,
               std::string measured_text, std::string limit_text) {
     return Check{std::move(name), std::move(option), measured <= limit, measured, limit, std::move(unit),
@@ -53,10 +47,10 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
     const auto latency = [&](const std::optional<double>& limit, const char* name, const char* option, uint64_t ns) {
         if (!limit) return;
         if (s.count == 0)
-            out.push_back(unmeasured(named(name), option, *limit, "s", time_text(*limit),
+            out.push_back(unmeasured(named(name), option, *limit, "s", spec::format_seconds(*limit),
                                      "not measured (no timestamped frame arrived)"));
         else
-            out.push_back(at_most(named(name), option, ns * 1e-9, *limit, "s", time_text(ns * 1e-9), time_text(*limit)));
+            out.push_back(at_most(named(name), option, ns * 1e-9, *limit, "s", spec::format_seconds(ns * 1e-9), spec::format_seconds(*limit)));
     };
     latency(th.max_latency_s, "latency max", "max-latency", s.max);
     latency(th.max_latency_p99_s, "latency p99", "max-latency-p99", s.p99);
@@ -65,11 +59,11 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
         for (const auto& st : r.streams)
             if (st.received > 1) worst = std::max(worst, st.jitter_ns * 1e-9);
         if (worst < 0)
-            out.push_back(unmeasured(named("jitter"), "max-jitter", *th.max_jitter_s, "s", time_text(*th.max_jitter_s),
+            out.push_back(unmeasured(named("jitter"), "max-jitter", *th.max_jitter_s, "s", spec::format_seconds(*th.max_jitter_s),
                                      "not measured (no stream received two frames)"));
         else
-            out.push_back(at_most(named("jitter"), "max-jitter", worst, *th.max_jitter_s, "s", time_text(worst),
-                                  time_text(*th.max_jitter_s)));
+            out.push_back(at_most(named("jitter"), "max-jitter", worst, *th.max_jitter_s, "s", spec::format_seconds(worst),
+                                  spec::format_seconds(*th.max_jitter_s)));
     }
     if (th.max_rate_error_pct && r.rate.requested_pps > 0) {
         const double e = std::abs(r.rate.error_pct);

@@ -64,8 +64,12 @@ struct RateResult {
     double line_rate_bps = 0;   // the links' L1 rate (0: unknown)
     double planned_s = 0;       // how long the TX phase should have taken
     double stretch_pct = 0;     // how much longer it took
-    uint64_t skipped = 0;       // departure slots given up: the senders were too far behind
+    uint64_t skipped = 0;       // departure slots given up: the senders were further behind than the window
     double behind_s = 0;        // the time those slots spanned
+    double catch_up_s = 0;      // --catch-up: the lateness the senders make up for
+    uint64_t stalls = 0;        // times a sender fell behind its schedule (worker/pacer.h kStallNs)
+    double longest_stall_s = 0; // the furthest behind one was
+    uint64_t largest_catch_up = 0;  // the most frames a sender owed at once (sent late, back to back)
     std::string pattern;        // cbr, burst:N, poisson
     GapSummary departures, arrivals;
 };

@@ -249,6 +249,14 @@ std::vector<OptionDef> make_table() {
                  .default_text = "cbr",
                  .apply = [](Draft& d, const Values& v) { d.spec.pattern = parse_pattern(one(v), "--pattern"); },
                  .show = [](const RunSpec& s, J& j) { j["pattern"] = s.pattern.str(); }});
+    t.push_back({.name = "catch-up", .group = "Run", .value_name = "none|TIME",
+                 .help = "A paced sender behind its schedule (preempted, a slow system call) sends the late frames "
+                         "at once, up to this much lateness, so the trial offers exactly its rate; further behind, it "
+                         "gives up the oldest slots. Stalls, the longest one, the slots given up and the largest "
+                         "catch-up burst are reported. none: no more than two bursts' worth",
+                 .default_text = "20ms",
+                 .apply = [](Draft& d, const Values& v) { d.spec.catch_up_s = parse_catch_up(one(v), "--catch-up"); },
+                 .show = [](const RunSpec& s, J& j) { j["catch_up_s"] = s.catch_up_s; }});
     t.push_back({.name = "seed", .group = "Run", .value_name = "N",
                  .help = "Seed of the poisson pattern: the same seed gives the same departures", .default_text = "1",
                  .apply = [](Draft& d, const Values& v) { d.spec.seed = parse_uint(one(v), "--seed", 0, UINT64_MAX); },

@@ -34,6 +34,13 @@ double parse_duration(std::string_view s, std::string_view what) {
     return v;
 }
 
+double parse_catch_up(std::string_view s, std::string_view what) {
+    if (s == "none") return 0;
+    const double v = parse_duration(s, what);
+    if (v > 10) bad(what, s, "must be none or at most 10 s");
+    return v;
+}
+
 uint64_t parse_count(std::string_view s, std::string_view what) {
     if (s.empty()) bad(what, s, "empty count");
     uint64_t v = 0;

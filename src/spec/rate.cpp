@@ -127,4 +127,10 @@ std::string describe_rate(double pps, unsigned frame_size, double line_bps) {
     return s;
 }
 
+std::string format_seconds(double s) {
+    if (s < 1e-3) return fmt::format("{:.3f} us", s * 1e6);
+    if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
+    return fmt::format("{:.3f} s", s);
+}
+
 }  // namespace lr::spec

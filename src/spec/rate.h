@@ -43,5 +43,7 @@ std::string describe_rate(double pps, unsigned frame_size, double line_bps);
 std::string format_bps(double bps);
 // "1.488 Mpps", "250 kpps", "10 pps".
 std::string format_pps(double pps);
+// "12.500 us", "4.200 ms", "1.500 s".
+std::string format_seconds(double s);
 
 }  // namespace lr::spec

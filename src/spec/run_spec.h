@@ -80,6 +80,7 @@ struct RunSpec {
     double line_rate_bps = 0;       // --line-rate: the links' L1 rate when the ports report none; 0 = theirs
     Pattern pattern;
     uint64_t seed = 1;              // of the poisson pattern's random departures
+    double catch_up_s = 0.020;      // --catch-up: lateness the senders make up for (0: none; worker/pacer.h)
     bool reflect = false;           // `linerate reflect` in user space: each --rx frame goes back out
     uint32_t outstanding = 0;       // request/response: at most this many unanswered requests per queue
     double response_timeout_s = 0.1;  // request/response: a request unanswered this long is lost

@@ -21,6 +21,9 @@ struct alignas(64) QueueCounters {
     std::atomic<uint64_t> timeouts{0};      // TX, request/response mode: requests never answered
     std::atomic<uint64_t> tx_skipped{0};    // TX, paced: departure slots given up, the worker being too far behind
     std::atomic<uint64_t> tx_behind_ns{0};  // TX, paced: the time those slots spanned
+    std::atomic<uint64_t> tx_stalls{0};     // TX, paced: times the worker fell behind its schedule (worker/pacer.h)
+    std::atomic<uint64_t> tx_longest_stall_ns{0};  // TX, paced: the furthest behind it was
+    std::atomic<uint64_t> tx_catch_up_max{0};      // TX, paced: the most frames owed at once, sent late together
     std::atomic<uint64_t> start_ns{0};      // steady clock when the loop started
     std::atomic<uint64_t> end_ns{0};        // steady clock when the loop returned
     std::atomic<uint64_t> first_pkt_ns{0};  // RX: steady clock of the first/last non-empty

@@ -1,5 +1,6 @@
 #include "stats/snapshot.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace lr::stats {
@@ -17,6 +18,9 @@ QueueSample read(const QueueCounters& c) {
     s.timeouts = c.timeouts.load(r);
     s.tx_skipped = c.tx_skipped.load(r);
     s.tx_behind_ns = c.tx_behind_ns.load(r);
+    s.tx_stalls = c.tx_stalls.load(r);
+    s.tx_longest_stall_ns = c.tx_longest_stall_ns.load(r);
+    s.tx_catch_up_max = c.tx_catch_up_max.load(r);
     s.start_ns = c.start_ns.load(r);
     s.end_ns = c.end_ns.load(r);
     s.rx_ours = c.rx_ours.load(r);
@@ -46,6 +50,9 @@ Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d) {
         t.unsent += q.unsent;
         t.skipped += q.tx_skipped;
         t.behind_ns += q.tx_behind_ns;
+        t.stalls += q.tx_stalls;
+        t.longest_stall_ns = std::max(t.longest_stall_ns, q.tx_longest_stall_ns);
+        t.catch_up_max = std::max(t.catch_up_max, q.tx_catch_up_max);
         t.ours += q.rx_ours;
         t.unique += q.rx_unique;
         t.foreign += q.rx_foreign;

@@ -21,7 +21,7 @@ struct QueueId {
 
 struct QueueSample {
     uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, polls = 0, unsent = 0, tx_errors = 0, timeouts = 0;
-    uint64_t tx_skipped = 0, tx_behind_ns = 0;
+    uint64_t tx_skipped = 0, tx_behind_ns = 0, tx_stalls = 0, tx_longest_stall_ns = 0, tx_catch_up_max = 0;
     uint64_t start_ns = 0, end_ns = 0, first_pkt_ns = 0, last_pkt_ns = 0;
     uint64_t rx_ours = 0, rx_unique = 0, rx_foreign = 0, rx_stale = 0, rx_malformed = 0;
     uint64_t rx_dup = 0, rx_reordered = 0, rx_late = 0, rx_gaps = 0;
@@ -80,6 +80,7 @@ struct Rates {
 
 struct Totals {
     uint64_t packets = 0, bytes = 0, backpressure = 0, no_buffer = 0, unsent = 0, skipped = 0, behind_ns = 0;
+    uint64_t stalls = 0, longest_stall_ns = 0, catch_up_max = 0;  // summed; the two maxima over the queues
     uint64_t ours = 0, unique = 0, foreign = 0, stale = 0, malformed = 0, dup = 0, reordered = 0, late = 0;
 };
 

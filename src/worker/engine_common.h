@@ -26,6 +26,25 @@ private:
     uint64_t polls_ = 0;
 };
 
+// A paced worker's schedule record into its counters: only when it changed (behind schedule,
+// which is rare), so a worker on schedule stores nothing for it per burst.
+class PacingPublisher {
+public:
+    void operator()(stats::QueueCounters& c, const Pacer& p, bool force = false) {
+        if (!force && p.record_version() == seen_) return;
+        seen_ = p.record_version();
+        const PacingRecord& r = p.record();
+        stats::publish(c.tx_skipped, r.skipped);
+        stats::publish(c.tx_behind_ns, r.behind_ns);
+        stats::publish(c.tx_stalls, r.stalls);
+        stats::publish(c.tx_longest_stall_ns, r.longest_stall_ns);
+        stats::publish(c.tx_catch_up_max, r.largest_catch_up);
+    }
+
+private:
+    uint64_t seen_ = 0;
+};
+
 // Runs `body` as the worker of `w`: its counters say running, then finished (or failed
 // when body returns false).
 template <class Body>

@@ -19,16 +19,22 @@ namespace lr::worker {
 
 namespace detail {
 
-// Nothing is due for `wait_ns`: give the core up without losing precision. Long waits sleep
-// until 100 us before the due time (in slices of at most 10 ms, so a stop is seen), shorter
-// ones yield, the last microseconds spin.
-inline void wait_for_departure(int64_t wait_ns) {
-    if (wait_ns > 200'000) {
-        const int64_t ns = std::min<int64_t>(wait_ns - 100'000, 10'000'000);
+// Nothing is due for `wait_ns`: sleep until shortly before the departure, then spin. A wait
+// longer than kSleepAboveNs sleeps until kWakeEarlyNs before the due time (in slices of at
+// most 10 ms, so a stop is seen); a shorter one spins, or yields when the worker shares its
+// core. A wake-up later than planned is a stall the pacer makes up for (worker/pacer.h).
+inline constexpr int64_t kWakeEarlyNs = 100'000, kSleepAboveNs = 150'000;
+inline void wait_for_departure(int64_t wait_ns, bool shares_core) {
+    if (wait_ns > kSleepAboveNs) {
+        const int64_t ns = std::min<int64_t>(wait_ns - kWakeEarlyNs, 10'000'000);
         const timespec ts{0, static_cast<long>(ns)};
         nanosleep(&ts, nullptr);
-    } else if (wait_ns > 20'000) {
+    } else if (shares_core) {
         sched_yield();
+    } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
     }
 }
 
@@ -58,6 +64,7 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
     if (pacer.limited()) prctl(PR_SET_TIMERSLACK, 1UL);  // its sleeps end when asked
     if (timed) pacer.start(clk.now());
     uint64_t backpressure = 0, no_buffer = 0;
+    PacingPublisher publish_pacing;
     const bool capturing = t.capture != nullptr;  // a register, not a load per burst
     while (loop.running()) {
         loop.poll();
@@ -98,13 +105,11 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
         publish(c.no_buffer, no_buffer);
         publish(c.tx_errors, ops.errors());
         publish(c.polls, loop.polls());
-        if (pacer.limited()) {
-            publish(c.tx_skipped, pacer.skipped());
-            publish(c.tx_behind_ns, pacer.behind_ns());
-        }
+        publish_pacing(c, pacer);
         if (ops.failed()) break;
         if (got == 0 && x.taken == 0) {
-            if (pacer.limited() && ops.held() == 0) wait_for_departure(static_cast<int64_t>(pacer.next_due() - now));
+            if (pacer.limited() && ops.held() == 0)
+                wait_for_departure(static_cast<int64_t>(pacer.next_due() - now), w.yield_when_idle);
             else loop.idle();
         }
     }

@@ -126,28 +126,66 @@ TEST(Pacer, PoissonGapsAreExponentialAndReproducible) {
     EXPECT_NEAR(above_mean / n, std::exp(-1.0), 0.01);  // P(gap > mean) = 1/e
 }
 
-TEST(Pacer, AfterAStallItSkipsTheBacklogInsteadOfCatchingUp) {
-    worker::Pacer pacer({.pps = 200e3, .max_burst = 32});
+TEST(Pacer, BeyondTheCatchUpWindowItGivesUpTheOldestSlots) {
+    worker::Pacer pacer({.pps = 200e3, .max_burst = 32});  // the default window: 20 ms
     pacer.start(0);
     uint64_t sent = 0;
     for (uint64_t now = 0; now < 1'000'000'000; now += 1000) sent += pacer.due(now, 32);  // 1 s
     EXPECT_NEAR(static_cast<double>(sent), 200e3, 2);
+    EXPECT_EQ(pacer.record().stalls, 0u);
     // Nothing for 2 s (a link outage), then 1 s more.
     uint64_t after = 0;
     for (uint64_t now = 3'000'000'000; now < 4'000'000'000; now += 1000) after += pacer.due(now, 32);
-    EXPECT_LE(after, 200e3 + 200) << "at most a tolerance's (1 ms) worth of late frames, never the 2 s backlog";
-    EXPECT_GE(pacer.skipped(), 390000u);
-    EXPECT_NEAR(pacer.behind_ns() / 1e9, 2.0, 0.01);
+    EXPECT_NEAR(static_cast<double>(after), 200e3 + 4000, 40) << "a second's frames and the window's 20 ms, never the 2 s";
+    const auto& r = pacer.record();
+    EXPECT_NEAR(static_cast<double>(r.skipped), 400e3 - 4000, 2);
+    EXPECT_NEAR(r.behind_ns / 1e9, 1.98, 0.001);
+    EXPECT_EQ(r.stalls, 1u);
+    EXPECT_NEAR(r.longest_stall_ns / 1e9, 2.0, 0.001);
+    EXPECT_NEAR(static_cast<double>(r.largest_catch_up), 4000, 2) << "the window's worth, sent late at once";
 }
 
-TEST(Pacer, ABriefStallWithinTheToleranceIsMadeUpSoTheAverageHolds) {
-    worker::Pacer pacer({.pps = 100e3, .max_burst = 32});
+TEST(Pacer, AStallWithinTheCatchUpWindowIsMadeUpSoTheTrialOffersItsExactRate) {
+    for (const uint64_t stall_us : {800, 15'000}) {
+        worker::Pacer pacer({.pps = 100e3, .max_burst = 32});
+        pacer.start(0);
+        uint64_t sent = 0;
+        for (uint64_t now = 0; now < 1'000'000'000; now += 1000) {
+            if (now >= 400'000'000 && now < 400'000'000 + stall_us * 1000) continue;  // preempted
+            sent += pacer.due(now, 32);
+        }
+        const auto& r = pacer.record();
+        EXPECT_EQ(r.skipped, 0u) << stall_us;
+        EXPECT_NEAR(static_cast<double>(sent), 100e3, 1) << "the late frames left at once";
+        EXPECT_EQ(r.stalls, 1u);
+        EXPECT_NEAR(r.longest_stall_ns / 1e3, static_cast<double>(stall_us), 2);
+        EXPECT_NEAR(static_cast<double>(r.largest_catch_up), stall_us / 10.0, 2) << "100 kpps: one frame per 10 us";
+    }
+}
+
+TEST(Pacer, WithoutCatchUpOnlyTwoBurstsOfLatenessAreMadeUp) {
+    worker::Pacer pacer({.pps = 100e3, .max_burst = 32, .catch_up_ns = 0});  // --catch-up none
     pacer.start(0);
     uint64_t sent = 0;
     for (uint64_t now = 0; now < 1'000'000'000; now += 1000) {
-        if (now >= 400'000'000 && now < 400'800'000) continue;  // preempted for 0.8 ms
+        if (now >= 400'000'000 && now < 415'000'000) continue;  // 15 ms
         sent += pacer.due(now, 32);
     }
-    EXPECT_EQ(pacer.skipped(), 0u);
-    EXPECT_NEAR(static_cast<double>(sent), 100e3, 1) << "the late frames left at once";
+    // Two bursts of 32 at 100 kpps: 640 us are made up, the other 14.36 ms given up.
+    EXPECT_NEAR(static_cast<double>(pacer.record().skipped), 1436, 2);
+    EXPECT_NEAR(static_cast<double>(sent), 100e3 - 1436, 2);
+}
+
+TEST(Pacer, EachStallIsCountedOnceAndTheLongestKept) {
+    worker::Pacer pacer({.pps = 100e3, .max_burst = 32});
+    pacer.start(0);
+    uint64_t version = pacer.record_version();
+    for (uint64_t now = 0; now < 1'000'000'000; now += 1000) {
+        const bool stalled = (now >= 100'000'000 && now < 102'000'000) || (now >= 500'000'000 && now < 505'000'000) ||
+                             (now >= 800'000'000 && now < 800'050'000);  // 2 ms, 5 ms, 50 us (not a stall)
+        if (!stalled) pacer.due(now, 32);
+    }
+    EXPECT_EQ(pacer.record().stalls, 2u);
+    EXPECT_NEAR(pacer.record().longest_stall_ns / 1e6, 5.0, 0.01);
+    EXPECT_NE(pacer.record_version(), version) << "a worker publishes the record when it changes";
 }

@@ -195,6 +195,7 @@ bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w) {
         }
     });
     uint64_t errors = 0, sent = 0;
+    worker::PacingPublisher publish_pacing;
     bool failed = false;
     size_t flow = 0;
     while (loop.running()) {
@@ -207,7 +208,7 @@ bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w) {
             // Wait until a whole call's frames are due, then take them from the schedule.
             const uint64_t at = pacer.nth_due(static_cast<uint32_t>(want));
             if (now < at) {
-                worker::detail::wait_for_departure(static_cast<int64_t>(at - now));
+                worker::detail::wait_for_departure(static_cast<int64_t>(at - now), w.yield_when_idle);
                 continue;
             }
             want = pacer.due(now, static_cast<uint32_t>(want));
@@ -229,10 +230,7 @@ bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w) {
         sent = now_sent;
         publish(c.tx_errors, errors);
         publish(c.polls, loop.polls());
-        if (pacer.limited()) {
-            publish(c.tx_skipped, pacer.skipped());
-            publish(c.tx_behind_ns, pacer.behind_ns());
-        }
+        publish_pacing(c, pacer);
         if (failed) break;
     }
     done.store(true, std::memory_order_relaxed);
