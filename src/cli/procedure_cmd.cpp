@@ -77,7 +77,9 @@ Exit codes: 0 every check passed, 1 a threshold failed, 2 usage or profile error
 
 int CheckCommand::run() {
     const auto profile = spec::load_profile(profile_);
-    const auto spec = spec::build_profile_spec(profile, opts_.given());
+    auto spec = spec::build_profile_spec(profile, opts_.given());
+    // A profile judges its procedure: an invalid trial fails it unless the profile allows some.
+    if (!spec.thresholds.max_invalid_trials) spec.thresholds.max_invalid_trials = 0;
     fmt::print("linerate check {}: {}{}\n", profile.path, profile.name,
                profile.description.empty() ? "" : " - " + profile.description);
     ExecuteInfo info;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <fmt/format.h>
 
 #include "spec/rate.h"
@@ -21,16 +22,19 @@ void run_sweep(TrialRunner& run, ProcedureResult& out) {
         row.size = size;
         row.requested_pps = run.session().rate_pps(t);
         result::TrialResult r;
-        row.trial = run.run({size, row.requested_pps, plain_trial_s(spec), spec.count, "sweep"}, &r);
+        row.trial = run_valid(run, {size, row.requested_pps, plain_trial_s(spec), spec.count, "sweep"}, &r);
         row.rx_pps = r.tx_seconds > 0 ? r.rx.unique / r.tx_seconds : 0;
         row.latency = result::summarize(r.latency);
-        if (!r.violations.empty() && !out.invalid) {
-            out.invalid = true;
-            out.invalid_reason = fmt::format("{} B: {}", size, r.violations.front());
+        out.sweep.push_back(row);
+        if (!row.trial.valid) {  // still invalid when repeated: this row measured nothing to judge
+            if (!out.invalid) {
+                out.invalid = true;
+                out.invalid_reason = fmt::format("{} B: {}", size, row.trial.invalid_reason);
+            }
+            continue;
         }
         auto checks = result::trial_checks(spec.thresholds, r, out.line_rate_bps, size_label(size));
         out.checks.insert(out.checks.end(), checks.begin(), checks.end());
-        out.sweep.push_back(row);
     }
 }
 
@@ -42,9 +46,10 @@ void run_throughput(TrialRunner& run, ProcedureResult& out) {
         ThroughputRow row;
         row.size = size;
         row.first_trial = static_cast<unsigned>(run.log().size());
-        row.range = load_range(run, size);
+        row.range = load_range(run, size, out.notes);
         row.search = search_throughput(run, spec, size, row.range, goals);
         row.trials = static_cast<unsigned>(run.log().size()) - row.first_trial;
+        for (const auto& n : row.search.notes) out.notes.push_back(fmt::format("{} B: {}", size, n));
         if (row.search.ended_early && !out.invalid) {
             out.invalid = true;
             out.invalid_reason = fmt::format("{} B: {}", size, row.search.end_reason);
@@ -63,6 +68,31 @@ void run_throughput(TrialRunner& run, ProcedureResult& out) {
 result::Verdict ProcedureResult::verdict() const {
     if (invalid || interrupted) return result::Verdict::invalid;
     return result::all_pass(checks) ? result::Verdict::pass : result::Verdict::fail;
+}
+
+ProcedureResult::InvalidTrials ProcedureResult::invalid_trials() const {
+    InvalidTrials t;
+    std::map<InvalidKind, unsigned> by_kind;
+    for (const auto& l : trials) {
+        if (l.plan.probe) continue;
+        ++t.of;
+        if (!l.valid) {
+            ++t.count;
+            ++by_kind[l.invalid_kind];
+        }
+    }
+    if (!t.count) return t;
+    std::string why;
+    for (const auto& [kind, n] : by_kind) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, invalid_kind_text(kind));
+    t.summary = fmt::format("{} of {} trials invalid ({}), repeated or left out of the results", t.count, t.of, why);
+    return t;
+}
+
+std::string ProcedureResult::verdict_reason() const {
+    const auto bad = invalid_trials();
+    const std::string first = invalid ? invalid_reason : result::first_failure(checks);
+    if (first.empty()) return bad.summary;
+    return bad.summary.empty() ? first : first + "; " + bad.summary;
 }
 
 std::vector<Goal> goals_for(const spec::ProcedureSpec& p) {
@@ -99,25 +129,38 @@ double plain_trial_s(const spec::RunSpec& spec) {
     return spec.procedure.final_trial_s ? *spec.procedure.final_trial_s : spec.duration_s;
 }
 
-LoadRange load_range(TrialRunner& run, unsigned size) {
+LoadRange load_range(TrialRunner& run, unsigned size, std::vector<std::string>& notes) {
     const auto& spec = run.session().spec();
     const double line_bps = run.session().line_rate_bps();
     LoadRange r;
     if (line_bps > 0) r.line_pps = spec::line_rate_pps(line_bps, size);
+    const auto cap = run.generator_capacity(size, r.line_pps);
+    r.peak_pps = cap.peak_pps;
+    r.ceiling_pps = cap.held_pps;
+    const std::string ceiling = fmt::format("the generator's ceiling {} at {} B (the highest load it holds paced; "
+                                            "{} as fast as it can{})",
+                                            spec::format_pps(cap.held_pps), size, spec::format_pps(cap.peak_pps),
+                                            cap.confirmed ? "" : "; not confirmed by a valid paced trial");
     if (spec.procedure.max_rate.limited()) {
-        r.max_pps = spec::to_pps(spec.procedure.max_rate, size, line_bps);
-        r.max_source = "--max-rate " + spec.procedure.max_rate.str();
-    } else {
-        r.ceiling_pps = run.generator_ceiling(size);
-        const double usable = 0.95 * r.ceiling_pps;
-        if (r.line_pps > 0 && r.line_pps <= usable) {
-            r.max_pps = r.line_pps;
-            r.max_source = "the line rate";
+        const double asked = spec::to_pps(spec.procedure.max_rate, size, line_bps);
+        if (asked > cap.held_pps) {
+            r.max_pps = cap.held_pps;
+            r.generator_limited = true;
+            r.max_source = ceiling;
+            notes.push_back(fmt::format("--max-rate {} is more than this host's generator holds at {} B: the "
+                                        "procedure's maximum is {}",
+                                        spec.procedure.max_rate.str(), size, ceiling));
         } else {
-            r.max_pps = usable;
-            r.max_source = fmt::format("95 % of the generator's ceiling {}{}", spec::format_pps(r.ceiling_pps),
-                                       r.line_pps > 0 ? " (below the line rate: generator-limited)" : "");
+            r.max_pps = asked;
+            r.max_source = "--max-rate " + spec.procedure.max_rate.str();
         }
+    } else if (r.line_pps > 0 && r.line_pps <= cap.held_pps) {
+        r.max_pps = r.line_pps;
+        r.max_source = "the line rate";
+    } else {
+        r.max_pps = cap.held_pps;
+        r.generator_limited = true;
+        r.max_source = ceiling + (r.line_pps > 0 ? ", below the line rate: generator-limited" : "");
     }
     r.min_pps = spec.procedure.min_rate.limited() ? spec::to_pps(spec.procedure.min_rate, size, line_bps)
                                                   : r.max_pps / 1000.0;
@@ -130,12 +173,13 @@ SearchResult search_throughput(TrialRunner& run, const spec::RunSpec& spec, unsi
     SearchLimits lim;
     lim.min_load = range.min_pps;
     lim.max_load = range.max_pps;
+    lim.max_is_generator = range.generator_limited;
     lim.max_trials = spec.procedure.max_trials;
     lim.invalid_retries = kInvalidRetries;
     const Measurer m = [&](double load, double duration_s, const std::string& why) {
-        if (run.interrupted()) return TrialOutcome{0, 0, 0, false, "interrupted"};
+        if (run.interrupted()) return TrialOutcome{0, 0, 0, false, false, "interrupted"};
         const auto l = run.run({size, load, duration_s, std::nullopt, why});
-        return TrialOutcome{l.loss_ratio, l.offered_pps, duration_s, l.valid, l.invalid_reason};
+        return TrialOutcome{l.loss_ratio, l.offered_pps, duration_s, l.valid, l.instrument_limited, l.invalid_reason};
     };
     return spec.procedure.search == "binary" ? binary_search(goals, lim, m) : mlr_search(goals, lim, m);
 }
@@ -166,6 +210,13 @@ ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::S
         case spec::Procedure::run: break;
     }
     out.trials = run.log();
+    if (const auto& most = s.spec().thresholds.max_invalid_trials) {
+        const auto bad = out.invalid_trials();
+        out.checks.push_back({"invalid trials", "max-invalid-trials", bad.count <= *most, double(bad.count),
+                              double(*most), "trials",
+                              bad.count ? bad.summary : fmt::format("none of {} trials", bad.of),
+                              fmt::format("{}", *most)});
+    }
     out.interrupted = s.interrupted();
     if (out.interrupted && !out.invalid) out.invalid_reason = "interrupted";
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

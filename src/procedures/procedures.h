@@ -18,8 +18,10 @@ namespace lr::procedures {
 struct LoadRange {
     double min_pps = 0, max_pps = 0;
     double line_pps = 0;       // the line rate at this size (0: unknown)
-    double ceiling_pps = 0;    // the generator's measured ceiling (0: not measured)
-    std::string max_source;    // "--max-rate", "line rate", "95 % of the generator's ceiling"
+    double peak_pps = 0;       // the generator as fast as it can (0: not measured)
+    double ceiling_pps = 0;    // the highest load it holds paced (0: not measured)
+    bool generator_limited = false;  // max_pps is the generator's ceiling: below the line rate or --max-rate
+    std::string max_source;    // "--max-rate 80 kpps", "the line rate", "the generator's ceiling ..."
 };
 
 struct SweepRow {
@@ -85,6 +87,15 @@ struct ProcedureResult {
     bool interrupted = false;
     double seconds = 0;                    // wall time
     result::Verdict verdict() const;
+    // The trials that measured the device (not the generator's capacity probes) and were
+    // invalid, though repeated or left out of the results: never hidden behind a bare pass.
+    struct InvalidTrials {
+        unsigned count = 0, of = 0;
+        std::string summary;  // "2 of 17 trials invalid (2 the generator fell short of the load), ..."; "" for none
+    };
+    InvalidTrials invalid_trials() const;
+    // What the verdict line adds to pass or fail: the reason, then the invalid trials.
+    std::string verdict_reason() const;
 };
 
 // Runs the session's procedure (spec().procedure) to the end. progress: one line per trial;
@@ -96,9 +107,10 @@ ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::S
 std::vector<Goal> goals_for(const spec::ProcedureSpec& p);
 
 // ---- shared by the procedures' implementations ----
-// The range at `size`: --max-rate, else the line rate and the generator's ceiling (the lower,
-// the ceiling at 95 % so that pacing stays exact); --min-rate, else a thousandth of the top.
-LoadRange load_range(TrialRunner& run, unsigned size);
+// The range at `size`: the lowest of --max-rate, the line rate and the generator's ceiling
+// (measured first: the highest load it holds paced); --min-rate, else a thousandth of the top.
+// A --max-rate above the ceiling is clamped to it, with a note in `notes`.
+LoadRange load_range(TrialRunner& run, unsigned size, std::vector<std::string>& notes);
 // Search goals' throughput at `size` (first goal's conditional throughput).
 SearchResult search_throughput(TrialRunner& run, const spec::RunSpec& spec, unsigned size, const LoadRange& range,
                                const std::vector<Goal>& goals);

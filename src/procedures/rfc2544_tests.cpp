@@ -28,7 +28,7 @@ double latency_load(TrialRunner& run, ProcedureResult& out, unsigned size, std::
     }
     auto goals = goals_for(spec.procedure);
     goals.resize(1);  // the first goal (the NDR unless --goals says otherwise)
-    const auto range = load_range(run, size);
+    const auto range = load_range(run, size, out.notes);
     const auto found = search_throughput(run, spec, size, range, goals);
     const auto& g = found.goals.front();
     if (found.ended_early || !g.conditional || *g.conditional <= 0) {
@@ -98,7 +98,7 @@ void run_frame_loss(TrialRunner& run, ProcedureResult& out) {
         if (run.interrupted() || out.invalid) return;
         FrameLossRow row;
         row.size = size;
-        row.range = load_range(run, size);
+        row.range = load_range(run, size, out.notes);
         unsigned clean_in_a_row = 0;
         for (unsigned k = 0; clean_in_a_row < 2; ++k) {
             const double pct = 100.0 - k * spec.procedure.step_pct;
@@ -129,7 +129,7 @@ void run_back_to_back(TrialRunner& run, ProcedureResult& out) {
         if (run.interrupted() || out.invalid) return;
         BackToBackRow row;
         row.size = size;
-        const auto range = load_range(run, size);
+        const auto range = load_range(run, size, out.notes);
         row.load_pps = range.max_pps;
         // The longest burst tried: --count, else the load for the trial duration (RFC 2544: 2 s).
         const double seconds = spec.procedure.final_trial_s ? *spec.procedure.final_trial_s : 2.0;

@@ -110,7 +110,7 @@ private:
 
 double relative_width(double lower, double upper) { return (upper - lower) / upper; }
 
-GoalResult goal_result(const Goal& g, const Database& db, double max_load, double min_load) {
+GoalResult goal_result(const Goal& g, const Database& db, double max_load, double min_load, bool max_is_generator) {
     GoalResult r;
     r.goal = g;
     const auto b = db.bounds(g);
@@ -119,6 +119,10 @@ GoalResult goal_result(const Goal& g, const Database& db, double max_load, doubl
     if (b.lower) r.conditional = conditional_throughput(g, *b.lower, db.at(*b.lower));
     if (b.lower && b.upper && relative_width(*b.lower, *b.upper) <= g.width * (1 + 1e-9)) {
         r.regular = true;
+    } else if (!b.upper && b.lower && *b.lower >= max_load && max_is_generator) {
+        r.at_least = true;
+        r.irregular_reason = "generator-limited: the device lost nothing beyond the goal at the highest load this "
+                             "host can offer, so its throughput is at least that";
     } else if (!b.upper && b.lower && *b.lower >= max_load) {
         r.irregular_reason = "the maximum load is a lower bound: the device forwarded what it was offered at the "
                              "highest load tried";
@@ -159,6 +163,9 @@ private:
     // The next load for goal i, or nothing when its current phase is finished.
     std::optional<std::pair<double, std::string>> next(size_t i, const Goal& t);
     bool measure(double load, double duration, const std::string& why);
+    // An instrument-limited trial at `load`: once more, then the maximum load drops below it.
+    // False when even the minimum load is beyond the instrument (the search ends).
+    bool instrument_limited(double load, const TrialOutcome& o);
 
     std::vector<Goal> goals_;
     SearchLimits lim_;
@@ -170,6 +177,8 @@ private:
     Database db_;
     SearchResult res_;
     uint32_t invalid_in_a_row_ = 0;
+    std::map<double, std::pair<uint32_t, double>> limited_;  // load -> tries, the most offered there
+    bool lowered_ = false;
 };
 
 std::optional<std::pair<double, std::string>> Controller::next(size_t i, const Goal& t) {
@@ -229,6 +238,10 @@ bool Controller::measure(double load, double duration, const std::string& why) {
     if (t.outcome.effective_s <= 0) t.outcome.effective_s = duration;
     res_.trial_seconds += t.outcome.effective_s;
     res_.trials.push_back(t);
+    if (!t.outcome.valid && t.outcome.instrument_limited) {
+        invalid_in_a_row_ = 0;
+        return instrument_limited(load, t.outcome);
+    }
     if (!t.outcome.valid) {
         if (++invalid_in_a_row_ > lim_.invalid_retries) {
             res_.ended_early = true;
@@ -239,7 +252,29 @@ bool Controller::measure(double load, double duration, const std::string& why) {
         return true;
     }
     invalid_in_a_row_ = 0;
+    limited_.erase(load);  // a valid trial there: an earlier miss was a stall, not the limit
     db_.add(&res_.trials.back());
+    return true;
+}
+
+bool Controller::instrument_limited(double load, const TrialOutcome& o) {
+    auto& [tries, offered] = limited_[load];
+    offered = std::max(offered, o.offered_pps);
+    if (++tries < kLimitedTries) return true;  // a stall beyond the catch-up window happens: once more
+    const double cap = std::floor(kLimitedBackoff * std::min(load, offered > 0 ? offered : load) / quantum_) * quantum_;
+    if (cap < lim_.min_load || cap <= 0) {
+        res_.ended_early = true;
+        res_.end_reason = fmt::format("the instrument cannot carry even the minimum load {:.0f} pps: {}", lim_.min_load,
+                                      o.invalid_reason);
+        return false;
+    }
+    if (cap < lim_.max_load) {
+        res_.notes.push_back(fmt::format("the instrument could not carry {:.0f} pps in {} trials ({}): the maximum "
+                                         "load is now {:.0f} pps",
+                                         load, tries, o.invalid_reason, cap));
+        lim_.max_load = cap;
+        lowered_ = true;
+    }
     return true;
 }
 
@@ -269,7 +304,10 @@ SearchResult Controller::run() {
         }
         if (res_.ended_early || !measured) break;
     }
-    for (const auto& g : goals_) res_.goals.push_back(goal_result(g, db_, round(lim_.max_load), round(lim_.min_load)));
+    for (const auto& g : goals_)
+        res_.goals.push_back(goal_result(g, db_, round(lim_.max_load), round(lim_.min_load),
+                                         lim_.max_is_generator || lowered_));
+    res_.max_load = lim_.max_load;
     return std::move(res_);
 }
 
@@ -279,39 +317,73 @@ SearchResult mlr_search(const std::vector<Goal>& goals, const SearchLimits& lim,
     return Controller(goals, lim, m).run();
 }
 
-SearchResult binary_search(const std::vector<Goal>& goals, const SearchLimits& lim, const Measurer& m) {
+SearchResult binary_search(const std::vector<Goal>& goals, const SearchLimits& limits, const Measurer& m) {
     SearchResult res;
+    SearchLimits lim = limits;
     if (lim.max_load <= 0) throw UsageError("the search needs a maximum load above zero");
+    bool lowered = false;
+    std::map<double, std::pair<uint32_t, double>> limited;  // load -> tries, the most offered there
     for (const auto& g : goals) {
         // Each goal is a search of its own: RFC 2544 shares no trials between loss ratios.
-        std::vector<TrialRecord> own;
-        double lo = lim.min_load, hi = lim.max_load;
-        std::optional<double> lower, upper;
-        auto trial = [&](double load, const std::string& why) -> std::optional<bool> {
+        enum class Outcome { pass, fail, limited, ended };
+        // One trial at `load`, repeated while invalid; an instrument-limited load, tried
+        // kLimitedTries times, lowers the maximum below it (search.h).
+        auto trial = [&](double load, const std::string& why) -> Outcome {
             for (uint32_t attempt = 0;; ++attempt) {
                 TrialRecord t{load, g.final_trial_s, m(load, g.final_trial_s, why), why};
                 if (t.outcome.effective_s <= 0) t.outcome.effective_s = g.final_trial_s;
                 res.trial_seconds += t.outcome.effective_s;
                 res.trials.push_back(t);
-                if (t.outcome.valid) return t.outcome.loss_ratio <= g.loss_ratio;
+                if (t.outcome.valid) {
+                    limited.erase(load);
+                    return t.outcome.loss_ratio <= g.loss_ratio ? Outcome::pass : Outcome::fail;
+                }
+                if (t.outcome.instrument_limited) {
+                    auto& [tries, offered] = limited[load];
+                    offered = std::max(offered, t.outcome.offered_pps);
+                    if (++tries < kLimitedTries) continue;
+                    const double cap = kLimitedBackoff * std::min(load, offered > 0 ? offered : load);
+                    if (cap < lim.min_load || cap <= 0) {
+                        res.ended_early = true;
+                        res.end_reason = fmt::format("the instrument cannot carry even the minimum load {:.0f} pps: {}",
+                                                     lim.min_load, t.outcome.invalid_reason);
+                        return Outcome::ended;
+                    }
+                    res.notes.push_back(fmt::format("the instrument could not carry {:.0f} pps in {} trials ({}): the "
+                                                    "maximum load is now {:.0f} pps",
+                                                    load, tries, t.outcome.invalid_reason, cap));
+                    lim.max_load = std::min(lim.max_load, cap);
+                    lowered = true;
+                    return Outcome::limited;
+                }
                 if (attempt >= lim.invalid_retries) {
                     res.ended_early = true;
                     res.end_reason = fmt::format("the trial at {:.0f} pps was invalid {} times in a row: {}", load,
                                                  attempt + 1, t.outcome.invalid_reason);
-                    return std::nullopt;
+                    return Outcome::ended;
                 }
             }
         };
-        auto pass = trial(hi, fmt::format("the maximum load first, for goal {}", g.name));
-        if (pass && *pass) lower = hi;
-        else if (pass) upper = hi;
-        while (pass && !*pass && !res.ended_early && (hi - lo) / hi > g.width &&
-               res.trials.size() < lim.max_trials) {
-            const double mid = (lo + hi) / 2;
-            const auto p = trial(mid, fmt::format("bisect [{:.0f}, {:.0f}] pps for goal {}", lo, hi, g.name));
-            if (!p) break;
-            (*p ? lo : hi) = mid;
-            (*p ? lower : upper) = mid;
+        std::optional<double> lower, upper;
+        double lo = lim.min_load, hi = lim.max_load;
+        double load = hi;
+        bool at_max = true;  // the maximum load first: if it passes, there is nothing above to find
+        while (res.trials.size() < lim.max_trials) {
+            const std::string why = at_max ? fmt::format("the maximum load first, for goal {}", g.name)
+                                           : fmt::format("bisect [{:.0f}, {:.0f}] pps for goal {}", lo, hi, g.name);
+            const Outcome o = trial(load, why);
+            if (o == Outcome::ended) break;
+            if (o == Outcome::limited) {
+                hi = lim.max_load;
+                load = at_max ? hi : (lo + hi) / 2;
+                continue;
+            }
+            (o == Outcome::pass ? lower : upper) = load;
+            (o == Outcome::pass ? lo : hi) = load;
+            if (at_max && o == Outcome::pass) break;
+            at_max = false;
+            if ((hi - lo) / hi <= g.width) break;
+            load = (lo + hi) / 2;
         }
         GoalResult r;
         r.goal = g;
@@ -319,11 +391,19 @@ SearchResult binary_search(const std::vector<Goal>& goals, const SearchLimits& l
         r.upper = upper;
         r.conditional = lower;
         r.regular = lower && upper && (*upper - *lower) / *upper <= g.width * (1 + 1e-9);
-        if (!r.regular)
-            r.irregular_reason = !upper ? "the maximum load passed" : !lower ? "no load passed" : "the search ended early";
+        if (!r.regular) {
+            if (!upper && lower && (lim.max_is_generator || lowered)) {
+                r.at_least = true;
+                r.irregular_reason = "generator-limited: the device lost nothing at the highest load this host can "
+                                     "offer, so its throughput is at least that";
+            } else {
+                r.irregular_reason = !upper ? "the maximum load passed" : !lower ? "no load passed" : "the search ended early";
+            }
+        }
         res.goals.push_back(r);
         if (res.ended_early) break;
     }
+    res.max_load = lim.max_load;
     return res;
 }
 

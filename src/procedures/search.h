@@ -33,7 +33,8 @@ struct TrialOutcome {
     double loss_ratio = 0;     // the device's loss: frames it did not forward / frames it was sent
     double offered_pps = 0;
     double effective_s = 0;    // the trial's effective duration (RFC 9971 4.5.6): its intended duration
-    bool valid = true;         // the generator did its part (rate, duration, no host-side drops)
+    bool valid = true;         // the generator did its part (rate, no host-side drops)
+    bool instrument_limited = false;  // invalid because this host could not carry the load
     std::string invalid_reason;
 };
 using Measurer = std::function<TrialOutcome(double load_pps, double duration_s, const std::string& why)>;
@@ -56,15 +57,26 @@ struct GoalResult {
     bool regular = false;                    // both bounds found, within the goal width
     std::optional<double> lower, upper;      // relevant lower and upper bounds (pps)
     std::optional<double> conditional;       // conditional throughput at the relevant lower bound
+    // The device lost nothing beyond the goal at the highest load this host could offer: the
+    // answer is "at least the lower bound" (generator-limited), not the device's limit.
+    bool at_least = false;
     std::string irregular_reason;            // why not regular
 };
 
 struct SearchLimits {
     double min_load = 0, max_load = 0;  // pps; max_load > 0 required
+    bool max_is_generator = false;      // max_load is what the generator holds, not the line rate or --max-rate
     uint32_t max_trials = 1000;
     uint32_t invalid_retries = 2;       // an invalid trial is repeated this often, then the search ends
     uint32_t preceding_phases = 2;      // MLRsearch: coarser phases with shorter trials before the final one
 };
+
+// A load the instrument could not carry (TrialOutcome::instrument_limited) is tried once more;
+// a second time, the search's maximum load drops below it, to kLimitedBackoff times the lower
+// of the load and what was offered, and the search goes on: it never ends for want of a load
+// this host can hold while a lower one would answer.
+inline constexpr uint32_t kLimitedTries = 2;
+inline constexpr double kLimitedBackoff = 0.95;
 
 struct SearchResult {
     std::vector<GoalResult> goals;
@@ -72,6 +84,8 @@ struct SearchResult {
     double trial_seconds = 0;  // the sum of the trials' effective durations
     bool ended_early = false;  // an invalid trial kept failing, or the trial budget ran out
     std::string end_reason;
+    double max_load = 0;       // the maximum load at the end (lowered when the instrument was limited)
+    std::vector<std::string> notes;  // each time the maximum load was lowered, and why
 };
 
 SearchResult mlr_search(const std::vector<Goal>& goals, const SearchLimits& lim, const Measurer& m);

@@ -3,32 +3,53 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "procedures/search.h"
 #include "spec/rate.h"
 
 namespace lr::procedures {
 
 
-std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
+const char* invalid_kind_text(InvalidKind k) {
+    switch (k) {
+        case InvalidKind::none: return "valid";
+        case InvalidKind::interrupted: return "interrupted";
+        case InvalidKind::invariant: return "an invariant broke";
+        case InvalidKind::link: return "a link went down";
+        case InvalidKind::nothing_sent: return "nothing was sent";
+        case InvalidKind::generator: return "the generator fell short of the load";
+        case InvalidKind::host_egress: return "this host's egress device dropped frames";
+        case InvalidKind::host_rx: return "this host's receive path dropped frames";
+    }
+    return "?";
+}
+
+TrialJudgement judge_trial(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
                            double rate_tolerance, spec::LinkOutage outage_policy) {
-    if (r.interrupted) return "interrupted";
-    if (!r.violations.empty()) return r.violations.front();
+    using K = InvalidKind;
+    if (r.interrupted) return {K::interrupted, "interrupted"};
+    if (!r.violations.empty()) return {K::invariant, r.violations.front()};
     // A link that went down says nothing about the device's throughput: the trial is repeated.
-    if (!r.outages.empty() && outage_policy == spec::LinkOutage::fail) return result::outage_text(r.outages.front());
-    if (r.tx.packets == 0) return "nothing was sent";
+    if (!r.outages.empty() && outage_policy == spec::LinkOutage::fail)
+        return {K::link, result::outage_text(r.outages.front())};
+    if (r.tx.packets == 0) return {K::nothing_sent, "nothing was sent"};
     if (p.load_pps > 0) {
         const double err = (r.rate.offered_pps - p.load_pps) / p.load_pps;
         if (std::abs(err) > rate_tolerance)
-            return fmt::format("the generator offered {} for {} ({:+.3f} %, more than {:g} % off)",
-                               spec::format_pps(r.rate.offered_pps), spec::format_pps(p.load_pps), 100 * err,
-                               100 * rate_tolerance);
-        if (r.rate.stretch_pct > std::max(1.0, 100 * rate_tolerance))
-            return fmt::format("the trial took {:.1f} % longer than planned", r.rate.stretch_pct);
+            return {K::generator,
+                    fmt::format("the generator offered {} for {} ({:+.3f} %, more than {:g} % off: it gave up {} "
+                                "departure slots, {} stalls, the longest {})",
+                                spec::format_pps(r.rate.offered_pps), spec::format_pps(p.load_pps), 100 * err,
+                                100 * rate_tolerance, r.rate.skipped, r.rate.stalls,
+                                spec::format_seconds(r.rate.longest_stall_s))};
     }
     if (r.loss.egress_dropped)
-        return fmt::format("this host's egress device dropped {} of the frames handed to it", r.loss.egress_dropped);
-    if (host_drops) return fmt::format("the instrument's own receive path dropped {} frames", host_drops);
+        return {K::host_egress,
+                fmt::format("this host's egress device dropped {} of the frames handed to it", r.loss.egress_dropped)};
+    if (host_drops)
+        return {K::host_rx, fmt::format("the instrument's own receive path dropped {} frames", host_drops)};
     if (r.rx.unique > r.tx.packets)
-        return fmt::format("received {} distinct test frames, more than the {} sent", r.rx.unique, r.tx.packets);
+        return {K::invariant,
+                fmt::format("received {} distinct test frames, more than the {} sent", r.rx.unique, r.tx.packets)};
     return {};
 }
 
@@ -53,14 +74,19 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.received = std::min(r.rx.unique, r.tx.packets);
     l.host_drops = r.loss.host_rx_dropped;
     l.loss_ratio = l.sent ? static_cast<double>(l.sent - l.received) / l.sent : 0;
-    l.invalid_reason = invalid_reason(p, r, l.host_drops, session_.spec().procedure.rate_tolerance,
-                                      session_.spec().thresholds.link_outage);
-    l.valid = l.invalid_reason.empty();
+    const auto j = judge_trial(p, r, l.host_drops, session_.spec().procedure.rate_tolerance,
+                               session_.spec().thresholds.link_outage);
+    l.invalid_reason = j.invalid_reason;
+    l.invalid_kind = j.kind;
+    l.instrument_limited = j.instrument_limited();
+    l.valid = j.valid();
     if (progress_) {
         fmt::print(progress_, "  trial {:>3}  {:>4}B  {:>14}  {:>6.2f}s  sent {:>11}  recv {:>11}  loss {:>9.5f} %  {}{}\n",
                    l.index + 1, p.frame_size, p.load_pps > 0 ? spec::format_pps(p.load_pps) : std::string("max"),
                    l.tx_seconds, l.sent, l.received, 100 * l.loss_ratio, p.why,
-                   l.valid ? "" : fmt::format("  [invalid: {}]", l.invalid_reason));
+                   l.valid                           ? ""
+                   : p.probe && l.instrument_limited ? fmt::format("  [not held: {}]", l.invalid_reason)
+                                                     : fmt::format("  [invalid: {}]", l.invalid_reason));
         std::fflush(progress_);
     }
     log_.push_back(l);
@@ -68,9 +94,27 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     return l;
 }
 
-double TrialRunner::generator_ceiling(unsigned frame_size) {
-    const auto l = run({frame_size, 0, 1.0, std::nullopt, "measure the generator's ceiling"});
-    return l.offered_pps;
+TrialRunner::Capacity TrialRunner::generator_capacity(unsigned frame_size, double line_pps) {
+    constexpr double kTrialS = 1.0;      // each capacity trial
+    constexpr double kFirstTry = 0.95;   // the first paced try, below the peak (pacing costs a little)
+    constexpr unsigned kPacedTries = 4;  // paced tries, each lower, before the searches take over
+    Capacity c;
+    c.peak_pps =
+        run({frame_size, 0, kTrialS, std::nullopt, "the generator's peak: as fast as it can", true}).offered_pps;
+    // A generator that reaches the line rate is tried paced at the line rate itself.
+    double load = line_pps > 0 && c.peak_pps >= 0.999 * line_pps ? line_pps : kFirstTry * c.peak_pps;
+    for (unsigned i = 0; i < kPacedTries && load > 0 && !interrupted(); ++i) {
+        const auto l = run({frame_size, load, kTrialS, std::nullopt,
+                            fmt::format("does the generator hold {} paced?", spec::format_pps(load)), true});
+        if (l.valid) {
+            c.held_pps = load;
+            c.confirmed = true;
+            return c;
+        }
+        if (l.instrument_limited) load = kLimitedBackoff * std::min(load, l.offered_pps > 0 ? l.offered_pps : load);
+    }
+    c.held_pps = load;  // unconfirmed: a search lowers it further if it must
+    return c;
 }
 
 }  // namespace lr::procedures

@@ -1,8 +1,11 @@
 // Runs the trials of a procedure on an open session and judges whether each one is valid:
-// the generator did its part (offered load within 0.1 % of the request, the trial not
-// stretched by more than 1 %), the instrument dropped nothing itself, and no invariant broke.
-// Only then is "sent minus received" the device's loss. Unsent frames were never sent, so
-// they are not loss either (TRex and CSIT both shipped that bug).
+// the generator did its part (offered load within --rate-tolerance of the request: stalls it
+// made up for within the catch-up window do not count against it), the instrument dropped
+// nothing itself, and no invariant broke. Only then is "sent minus received" the device's
+// loss. Unsent frames were never sent, so they are not loss either (TRex and CSIT both
+// shipped that bug). A trial this host could not carry out at its load (the generator fell
+// short, or its own receive or egress path dropped frames) is instrument-limited: the
+// searches lower their ceiling rather than retry it (procedures/search.h).
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -15,12 +18,18 @@
 
 namespace lr::procedures {
 
+// Why a trial was invalid, for the procedure's summary ("3 of 41 trials invalid: 2 generator
+// fell short, 1 ..."): the first reason that applied.
+enum class InvalidKind { none, interrupted, invariant, link, nothing_sent, generator, host_egress, host_rx };
+const char* invalid_kind_text(InvalidKind k);  // "the generator fell short", ...
+
 struct TrialPlan {
     unsigned frame_size = 64;
     double load_pps = 0;     // 0: as fast as possible
     double duration_s = 1;
     std::optional<uint64_t> count;  // a fixed number of frames (back-to-back bursts, sweeps with --count)
     std::string why;         // why this trial: "initial", "bisect between ...", "repeat 3 of 20"
+    bool probe = false;      // measures the generator (its capacity), not the device: never counted invalid
 };
 
 // What the report lists of every trial, so a user can audit a procedure.
@@ -33,6 +42,8 @@ struct TrialLog {
     uint64_t host_drops = 0;          // frames the instrument's own receive path dropped
     double loss_ratio = 0;            // (sent - received) / sent
     bool valid = true;
+    bool instrument_limited = false;  // invalid because this host could not carry the load
+    InvalidKind invalid_kind = InvalidKind::none;
     std::string invalid_reason;
 };
 
@@ -48,8 +59,15 @@ public:
     bool interrupted() const { return session_.interrupted(); }
     engine::Session& session() { return session_; }
     const std::vector<TrialLog>& log() const { return log_; }
-    // The highest rate the generator reaches at `frame_size`: a short trial as fast as it can.
-    double generator_ceiling(unsigned frame_size);
+    // What the generator can do at `frame_size` on this session's ports, with the receiver and
+    // whatever the path under test costs this host running: its peak (a trial as fast as it
+    // can) and the highest load it holds paced (a valid paced trial at it, below the peak).
+    struct Capacity {
+        double peak_pps = 0;
+        double held_pps = 0;
+        bool confirmed = false;  // a paced trial at held_pps was valid
+    };
+    Capacity generator_capacity(unsigned frame_size, double line_pps);
 
 private:
     engine::Session& session_;
@@ -58,11 +76,20 @@ private:
     std::vector<TrialLog> log_;
 };
 
-// The trial's validity (see above); "" when valid. host_drops: what the instrument's receive
-// side dropped itself (missed by the NIC, no buffer, no socket, a full socket ring).
-// rate_tolerance: the largest |offered - requested| / requested (--rate-tolerance);
-// outage_policy: whether a link outage makes the trial invalid (--link-outage fail).
-std::string invalid_reason(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
+// The trial's validity (see above). host_drops: what the instrument's receive side dropped
+// itself (missed by the NIC, no buffer, no socket, a full socket ring). rate_tolerance: the
+// largest |offered - requested| / requested (--rate-tolerance); outage_policy: whether a link
+// outage makes the trial invalid (--link-outage fail).
+struct TrialJudgement {
+    InvalidKind kind = InvalidKind::none;
+    std::string invalid_reason;       // "" when valid
+    bool valid() const { return kind == InvalidKind::none; }
+    // The host could not carry the load (see above).
+    bool instrument_limited() const {
+        return kind == InvalidKind::generator || kind == InvalidKind::host_egress || kind == InvalidKind::host_rx;
+    }
+};
+TrialJudgement judge_trial(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
                            double rate_tolerance = 0.001, spec::LinkOutage outage_policy = spec::LinkOutage::fail);
 
 }  // namespace lr::procedures

@@ -28,7 +28,9 @@ J range_json(const procedures::LoadRange& r) {
             {"max_pps", r.max_pps},
             {"max_source", r.max_source},
             {"line_rate_pps", r.line_pps > 0 ? J(r.line_pps) : J(nullptr)},
-            {"generator_ceiling_pps", r.ceiling_pps > 0 ? J(r.ceiling_pps) : J(nullptr)}};
+            {"generator_peak_pps", r.peak_pps > 0 ? J(r.peak_pps) : J(nullptr)},
+            {"generator_ceiling_pps", r.ceiling_pps > 0 ? J(r.ceiling_pps) : J(nullptr)},
+            {"generator_limited", r.generator_limited}};
 }
 
 J opt_rate(const std::optional<double>& v, unsigned size, double line_bps) {
@@ -40,11 +42,12 @@ void print_sweep(std::FILE* out, const ProcedureResult& r) {
                "received", "sent", "loss", "L1 recv", "lat p99");
     for (const auto& row : r.sweep) {
         const auto& t = row.trial;
-        fmt::print(out, "{:>5}B  {:>13}  {:>13}  {:>12}  {:>12}  {:>9.5f} %  {:>12}  {:>10}\n", row.size,
+        fmt::print(out, "{:>5}B  {:>13}  {:>13}  {:>12}  {:>12}  {:>9.5f} %  {:>12}  {:>10}{}\n", row.size,
                    row.requested_pps > 0 ? spec::format_pps(row.requested_pps) : "max", spec::format_pps(t.offered_pps),
                    spec::format_pps(row.rx_pps), t.sent, 100 * t.loss_ratio,
                    spec::format_bps(spec::l1_bps(row.rx_pps, row.size)),
-                   row.latency.count ? fmt::format("{:.1f} us", row.latency.p99 / 1e3) : "-");
+                   row.latency.count ? fmt::format("{:.1f} us", row.latency.p99 / 1e3) : "-",
+                   t.valid ? "" : "  invalid: " + t.invalid_reason);
     }
 }
 
@@ -55,10 +58,11 @@ void print_throughput(std::FILE* out, const ProcedureResult& r) {
         for (const auto& g : row.search.goals) {
             const double tp = g.conditional.value_or(0);
             fmt::print(out, "{:>5}B  {:<10} {:>13}  {:>10}  {:>14}  {:>14}  {:>13}  {:>13}  {:>6}  {}\n", row.size,
-                       g.goal.name, spec::format_pps(tp), pct_of_line(tp, row.size, r.line_rate_bps),
+                       g.goal.name, (g.at_least ? ">= " : "") + spec::format_pps(tp),
+                       pct_of_line(tp, row.size, r.line_rate_bps),
                        spec::format_bps(spec::l1_bps(tp, row.size)), spec::format_bps(spec::l2_bps(tp, row.size)),
                        g.lower ? spec::format_pps(*g.lower) : "-", g.upper ? spec::format_pps(*g.upper) : "-",
-                       row.trials, g.regular ? "" : "irregular: " + g.irregular_reason);
+                       row.trials, g.regular ? "" : g.at_least ? g.irregular_reason : "irregular: " + g.irregular_reason);
         }
 }
 
@@ -110,7 +114,9 @@ J trial_json(const procedures::TrialLog& t) {
             {"received", t.received},
             {"loss_ratio", t.loss_ratio},
             {"host_drops", t.host_drops},
+            {"probe", t.plan.probe},
             {"valid", t.valid},
+            {"instrument_limited", t.instrument_limited},
             {"invalid_reason", t.valid ? J(nullptr) : J(t.invalid_reason)}};
 }
 
@@ -122,6 +128,7 @@ J goal_json(const procedures::GoalResult& g, unsigned size, double line_bps) {
             {"duration_sum_s", g.goal.duration_sum_s},
             {"width", g.goal.width},
             {"regular", g.regular},
+            {"at_least", g.at_least},
             {"irregular_reason", g.regular ? J(nullptr) : J(g.irregular_reason)},
             {"throughput", opt_rate(g.conditional, size, line_bps)},
             {"lower_bound", opt_rate(g.lower, size, line_bps)},
@@ -140,6 +147,8 @@ J rows_json(const ProcedureResult& r) {
                         {"received_frames", row.trial.received},
                         {"loss_ratio", row.trial.loss_ratio},
                         {"latency", latency_json(row.latency)},
+                        {"valid", row.trial.valid},
+                        {"invalid_reason", row.trial.valid ? J(nullptr) : J(row.trial.invalid_reason)},
                         {"trial", row.trial.index}});
     for (const auto& row : r.throughput) {
         auto goals = J::array();
@@ -204,7 +213,7 @@ void print_procedure(std::FILE* out, const ProcedureResult& r) {
     }
     for (const auto& n : r.notes) fmt::print(out, "note: {}\n", n);
     fmt::print(out, "\n");
-    print_checks(out, r.checks, r.verdict(), r.invalid ? r.invalid_reason : "");
+    print_checks(out, r.checks, r.verdict(), r.verdict_reason());
 }
 
 J procedure_report(const spec::RunSpec& spec, const J& environment, const ProcedureResult& r) {
@@ -222,8 +231,11 @@ J procedure_report(const spec::RunSpec& spec, const J& environment, const Proced
     j["trials"] = std::move(trials);
     j["checks"] = checks_json(r.checks);
     j["notes"] = r.notes;
+    const auto bad = r.invalid_trials();
     j["verdict"] = {{"result", result::verdict_str(r.verdict())},
-                    {"reason", r.invalid ? J(r.invalid_reason) : J(result::first_failure(r.checks))}};
+                    {"reason", r.verdict_reason()},
+                    {"invalid_trials", bad.count},
+                    {"measuring_trials", bad.of}};
     return j;
 }
 

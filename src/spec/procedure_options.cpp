@@ -156,9 +156,9 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  .show = [](const RunSpec& s, J& j) { j["step_pct"] = s.procedure.step_pct; }});
 
     t.push_back({.name = "rate-tolerance", .group = "Procedures", .value_name = "PCT",
-                 .help = "A trial counts only if the generator offered its load this close (and stretched the trial "
-                         "by at most the larger of 1 % and this); loosen it only on a host that cannot pace, and "
-                         "say so",
+                 .help = "A trial counts only if the generator offered its load this close (stalls it made up for "
+                         "within --catch-up do not count against it); a load it cannot hold is generator-limited and "
+                         "lowers the procedure's maximum. Loosen it only on a host that cannot pace, and say so",
                  .default_text = "0.1", .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double t = percent_ratio(v, "--rate-tolerance");
@@ -208,6 +208,15 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                      d.spec.thresholds.max_rate_error_pct = parse_percent(one(v), "--max-rate-error");
                  },
                  .show = [](const RunSpec& s, J& j) { j["max_rate_error_pct"] = opt(s.thresholds.max_rate_error_pct); }});
+    t.push_back({.name = "max-invalid-trials", .group = "Thresholds", .value_name = "N",
+                 .help = "Procedures: fail when more trials than this were invalid (the generator fell short, this "
+                         "host dropped frames, a link went down), even though they were repeated or left out; "
+                         "check uses 0 unless the profile sets it",
+                 .default_text = "none (check: 0)", .commands = kProc,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.thresholds.max_invalid_trials = parse_uint(one(v), "--max-invalid-trials", 0, 1000000);
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["max_invalid_trials"] = opt(s.thresholds.max_invalid_trials); }});
     t.push_back({.name = "link-outage", .group = "Thresholds", .value_name = "POLICY",
                  .help = "A port's link going down during a trial: fail (the trial fails, naming the port, when and "
                          "for how long) or tolerate (recorded and reported, judged by the other thresholds only)",

@@ -54,10 +54,13 @@ struct Thresholds {
     std::optional<double> max_latency_s;
     std::optional<double> max_jitter_s;      // RFC 3550, the worst stream
     std::optional<double> max_rate_error_pct;  // |offered - requested| / requested
+    // Procedures: invalid trials tolerated (repeated, or left out of a search); `check` makes it 0
+    // unless the profile says otherwise, so an invalid trial never passes unnoticed.
+    std::optional<uint64_t> max_invalid_trials;
     LinkOutage link_outage = LinkOutage::fail;  // a port's link going down fails the run, or is only reported
     bool any() const {
         return max_loss_pct || min_throughput || max_latency_p99_s || max_latency_s || max_jitter_s ||
-               max_rate_error_pct;
+               max_rate_error_pct || max_invalid_trials;
     }
 };
 

@@ -46,4 +46,26 @@ lr::procedures::Measurer measurer(Device& d) {
     };
 }
 
+// A measurer over a simulated device through a generator that holds at most `holds` pps: a
+// trial above it is invalid and instrument-limited, having offered only what the generator
+// could. `flukes` of the first trials at or below it also fall short once (a long stall).
+template <class Device>
+lr::procedures::Measurer limited_measurer(Device& d, double holds, int& flukes) {
+    return [&d, holds, &flukes](double load, double duration, const std::string&) {
+        lr::procedures::TrialOutcome o;
+        o.effective_s = duration;
+        if (load > holds || flukes > 0) {
+            if (load <= holds) --flukes;
+            o.valid = false;
+            o.instrument_limited = true;
+            o.offered_pps = std::min(load, holds) * 0.97;
+            o.invalid_reason = "the generator offered less than asked";
+            return o;
+        }
+        o.loss_ratio = d.loss(load);
+        o.offered_pps = load;
+        return o;
+    };
+}
+
 }  // namespace sim

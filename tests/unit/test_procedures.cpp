@@ -78,22 +78,32 @@ TEST(Procedures, FrameLossStopsAfterTwoCleanTrials) {
 }
 
 TEST(Procedures, AnInvalidTrialIsNeverTheDevicesLoss) {
+    using procedures::InvalidKind;
     result::TrialResult r;
     r.tx.packets = 1000;
     r.rx.unique = 900;
     r.rate.offered_pps = 1000;
     procedures::TrialPlan p{64, 1000, 1, std::nullopt, ""};
-    EXPECT_EQ(procedures::invalid_reason(p, r, 0), "");
-    EXPECT_NE(procedures::invalid_reason(p, r, 100).find("instrument's own receive path dropped 100"),
-              std::string::npos);
+    EXPECT_TRUE(procedures::judge_trial(p, r, 0).valid());
+    auto j = procedures::judge_trial(p, r, 100);
+    EXPECT_EQ(j.kind, InvalidKind::host_rx);
+    EXPECT_TRUE(j.instrument_limited());
+    EXPECT_NE(j.invalid_reason.find("instrument's own receive path dropped 100"), std::string::npos);
     r.rate.offered_pps = 998;
-    EXPECT_NE(procedures::invalid_reason(p, r, 0).find("more than 0.1 % off"), std::string::npos);
+    r.rate.skipped = 2;
+    j = procedures::judge_trial(p, r, 0);
+    EXPECT_EQ(j.kind, InvalidKind::generator);
+    EXPECT_TRUE(j.instrument_limited()) << "a load the generator cannot hold: the searches lower their maximum";
+    EXPECT_NE(j.invalid_reason.find("more than 0.1 % off: it gave up 2 departure slots"), std::string::npos)
+        << j.invalid_reason;
     r.rate.offered_pps = 1000;
-    r.rate.stretch_pct = 1.5;
-    EXPECT_NE(procedures::invalid_reason(p, r, 0).find("1.5 % longer"), std::string::npos);
-    r.rate.stretch_pct = 0;
+    r.rate.stretch_pct = 1.5;  // late frames made up for within the catch-up window: still the exact load
+    r.rate.stalls = 3;
+    EXPECT_TRUE(procedures::judge_trial(p, r, 0).valid());
     r.violations = {"RX exceeded TX"};
-    EXPECT_EQ(procedures::invalid_reason(p, r, 0), "RX exceeded TX");
+    j = procedures::judge_trial(p, r, 0);
+    EXPECT_EQ(j.invalid_reason, "RX exceeded TX");
+    EXPECT_FALSE(j.instrument_limited());
 }
 
 TEST(Checks, EveryThresholdIsJudgedAndAnUnmeasuredOneFails) {

@@ -151,18 +151,78 @@ TEST(MlrSearch, IrregularEndsAreSaid) {
     EXPECT_FALSE(r.goals[0].regular);
     EXPECT_DOUBLE_EQ(*r.goals[0].lower, 10e6);
     EXPECT_NE(r.goals[0].irregular_reason.find("maximum load is a lower bound"), std::string::npos);
-    // A generator that cannot do its part ends the search with the reason.
+    // Trials that keep failing for a reason a lower load would not cure (a link down) end the
+    // search with the reason.
     Measurer broken = [](double, double d, const std::string&) {
         TrialOutcome o;
         o.valid = false;
-        o.invalid_reason = "generator-limited: asked 10 Mpps, offered 3 Mpps";
+        o.invalid_reason = "link lr0 down at 0.100 s for 0.500 s";
         o.effective_s = d;
         return o;
     };
     r = mlr_search(preset_goals("rfc2544"), limits(10e6), broken);
     EXPECT_TRUE(r.ended_early);
-    EXPECT_NE(r.end_reason.find("invalid 3 times in a row: generator-limited"), std::string::npos) << r.end_reason;
+    EXPECT_NE(r.end_reason.find("invalid 3 times in a row: link lr0 down"), std::string::npos) << r.end_reason;
     EXPECT_EQ(r.trials.size(), 3u);
+}
+
+// The generator holds 120 kpps; --max-rate asked for 200 kpps. A load it cannot hold is tried
+// twice, then the maximum drops below it, and the search answers: never "invalid 5 times".
+TEST(MlrSearch, ALoadTheGeneratorCannotHoldLowersTheMaximumAndTheSearchStillAnswers) {
+    sim::Clean dev{50e3};
+    int flukes = 0;
+    const auto r = mlr_search(preset_goals("csit"), limits(200e3), sim::limited_measurer(dev, 120e3, flukes));
+    ASSERT_FALSE(r.ended_early) << r.end_reason;
+    expect_within_width(r.goals[0], 50e3);
+    EXPECT_FALSE(r.goals[0].at_least);
+    EXPECT_LE(r.max_load, 120e3 * 0.97 * kLimitedBackoff + 1);
+    ASSERT_EQ(r.notes.size(), 1u);
+    EXPECT_NE(r.notes[0].find("could not carry 200000 pps in 2 trials"), std::string::npos) << r.notes[0];
+    EXPECT_EQ(r.trials[0].load, r.trials[1].load) << "tried twice before the maximum drops";
+}
+
+TEST(MlrSearch, ADeviceFasterThanTheGeneratorIsAtLeastTheGeneratorsCeiling) {
+    sim::Clean dev{1e6};
+    int flukes = 0;
+    auto lim = limits(200e3);
+    auto r = mlr_search(preset_goals("csit"), lim, sim::limited_measurer(dev, 120e3, flukes));
+    ASSERT_FALSE(r.ended_early) << r.end_reason;
+    for (const auto& g : r.goals) {
+        EXPECT_TRUE(g.at_least) << g.goal.name;
+        EXPECT_FALSE(g.regular);
+        ASSERT_TRUE(g.lower);
+        EXPECT_DOUBLE_EQ(*g.lower, r.max_load);
+        EXPECT_NE(g.irregular_reason.find("generator-limited"), std::string::npos) << g.irregular_reason;
+    }
+    // A maximum that is the generator's measured ceiling says so from the start.
+    lim.max_load = 100e3;
+    lim.max_is_generator = true;
+    r = mlr_search(preset_goals("csit"), lim, sim::measurer(dev));
+    EXPECT_TRUE(r.goals[0].at_least);
+    EXPECT_TRUE(r.notes.empty());
+}
+
+TEST(MlrSearch, OneStallBeyondTheCatchUpWindowDoesNotLowerTheMaximum) {
+    sim::Clean dev{50e3};
+    int flukes = 1;  // the first trial falls short once, then the generator holds
+    const auto r = mlr_search(preset_goals("csit"), limits(100e3), sim::limited_measurer(dev, 120e3, flukes));
+    ASSERT_FALSE(r.ended_early) << r.end_reason;
+    EXPECT_TRUE(r.notes.empty());
+    EXPECT_DOUBLE_EQ(r.max_load, 100e3);
+    expect_within_width(r.goals[0], 50e3);
+}
+
+TEST(BinarySearch, ALoadTheGeneratorCannotHoldLowersTheMaximum) {
+    sim::Clean dev{50e3}, fast{1e6};
+    int flukes = 0;
+    auto r = binary_search(preset_goals("rfc2544"), limits(200e3), sim::limited_measurer(dev, 120e3, flukes));
+    ASSERT_FALSE(r.ended_early) << r.end_reason;
+    expect_within_width(r.goals[0], 50e3);
+    EXPECT_EQ(r.notes.size(), 1u);
+    r = binary_search(preset_goals("rfc2544"), limits(200e3), sim::limited_measurer(fast, 120e3, flukes));
+    ASSERT_FALSE(r.ended_early) << r.end_reason;
+    EXPECT_TRUE(r.goals[0].at_least);
+    EXPECT_DOUBLE_EQ(*r.goals[0].lower, r.max_load);
 }
 
 TEST(BinarySearch, FindsTheSameAnswerWithFullLengthTrialsOnly) {
