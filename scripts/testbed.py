@@ -224,6 +224,52 @@ class DutBed(VethBed):
         self.dut = None
         return out.strip().splitlines()[-1] if out.strip() else ""
 
+    # ---- A DUT made of the kernel's own forwarding path: a software switch under test ----
+    BRIDGE = "br0"
+
+    def start_kernel_dut(self, pps, frame_size=64, queue=100):
+        """A Linux bridge joining <prefix>1 and <prefix>2 in the DUT namespace, with an HTB
+        shaper on <prefix>2's egress (towards the receiving port) that passes `pps` frames of
+        `frame_size` bytes per second and queues up to `queue` frames in a pfifo behind it.
+        HTB counts the frame without its FCS; its bucket is one frame, so it forwards the rate
+        and only the queue absorbs a burst."""
+        ns, br = self.nsd, self.BRIDGE
+        sh("ip", "-n", ns, "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0",
+           "mcast_snooping", "0")
+        sh("ip", "-n", ns, "link", "set", br, "multicast", "off")  # no IGMP reports of its own
+        sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{br}.disable_ipv6=1", check=False)
+        for ifc in (self.ifb, self.ifc):
+            sh("ip", "-n", ns, "link", "set", ifc, "master", br)
+        sh("ip", "-n", ns, "link", "set", br, "up")
+        wire = frame_size - 4
+        bits = int(pps * wire * 8)
+        sh("tc", "-n", ns, "qdisc", "add", "dev", self.ifc, "root", "handle", "1:", "htb", "default", "1")
+        sh("tc", "-n", ns, "class", "add", "dev", self.ifc, "parent", "1:", "classid", "1:1", "htb", "rate",
+           f"{bits}bit", "ceil", f"{bits}bit", "burst", str(wire), "cburst", str(wire))
+        sh("tc", "-n", ns, "qdisc", "add", "dev", self.ifc, "parent", "1:1", "handle", "10:", "pfifo", "limit",
+           str(queue))
+        self.wait_bridge_forwarding()
+
+    def wait_bridge_forwarding(self, timeout=5.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            out = sh("bridge", "-n", self.nsd, "link", "show", check=False).stdout
+            if out.count("state forwarding") >= 2:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"bridge ports not forwarding:\n{out}")
+
+    def kernel_dut_counters(self):
+        """What the kernel DUT did: frames its bridge received on the ingress port, frames
+        the shaper sent on and dropped, and what is still queued (tc and the ports' counters)."""
+        import json
+        qd = json.loads(sh("tc", "-n", self.nsd, "-s", "-j", "qdisc", "show", "dev", self.ifc).stdout)
+        root = next(q for q in qd if q.get("kind") == "htb")
+        return {"ingress": self.stat(self.nsd, self.ifb, "rx_packets"),
+                "ingress_dropped": self.stat(self.nsd, self.ifb, "rx_dropped"),
+                "shaped": root["packets"], "dropped": root["drops"], "queued": root.get("qlen", 0),
+                "egress": self.stat(self.nsd, self.ifc, "tx_packets")}
+
 
 def unique(prefix):
     """A prefix no other test run on this machine uses at the same time."""
