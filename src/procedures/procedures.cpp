@@ -84,7 +84,7 @@ ProcedureResult::InvalidTrials ProcedureResult::invalid_trials() const {
     if (!t.count) return t;
     std::string why;
     for (const auto& [kind, n] : by_kind) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, invalid_kind_text(kind));
-    t.summary = fmt::format("{} of {} trials invalid ({}), repeated or left out of the results", t.count, t.of, why);
+    t.summary = fmt::format("{} of {} trials invalid, repeated or left out of the results: {}", t.count, t.of, why);
     return t;
 }
 

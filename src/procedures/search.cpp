@@ -86,11 +86,14 @@ public:
         std::optional<double> lower, upper;
         std::vector<double> undecided;  // measured loads between the bounds still undecided
     };
-    // RFC 9971 4.7.1-4.7.2: the smallest upper bound, and the largest lower bound below it.
-    Bounds bounds(const Goal& g) const {
+    // RFC 9971 4.7.1-4.7.2: the smallest upper bound, and the largest lower bound below it,
+    // among the loads up to `max_load` (one lowered below a load the instrument could not
+    // carry leaves that load's trials out: they can no longer be added to).
+    Bounds bounds(const Goal& g, double max_load) const {
         Bounds b;
         std::map<double, LoadClass> cls;
         for (const auto& [load, trials] : by_load_) {
+            if (load > max_load) break;
             cls[load] = classify(g, trials);
             if (cls[load] == LoadClass::upper && !b.upper) b.upper = load;
         }
@@ -113,7 +116,7 @@ double relative_width(double lower, double upper) { return (upper - lower) / upp
 GoalResult goal_result(const Goal& g, const Database& db, double max_load, double min_load, bool max_is_generator) {
     GoalResult r;
     r.goal = g;
-    const auto b = db.bounds(g);
+    const auto b = db.bounds(g, max_load);
     r.lower = b.lower;
     r.upper = b.upper;
     if (b.lower) r.conditional = conditional_throughput(g, *b.lower, db.at(*b.lower));
@@ -178,12 +181,13 @@ private:
     SearchResult res_;
     uint32_t invalid_in_a_row_ = 0;
     std::map<double, std::pair<uint32_t, double>> limited_;  // load -> tries, the most offered there
+    double held_ = 0;  // the highest load of a valid trial: the instrument carried it
     bool lowered_ = false;
 };
 
 std::optional<std::pair<double, std::string>> Controller::next(size_t i, const Goal& t) {
-    const auto b = db_.bounds(t);
     const double max = round(lim_.max_load), min = round(lim_.min_load);
+    const auto b = db_.bounds(t, max);
     const std::string who = fmt::format("goal {} (phase {} of {}: {:g} s trials)", goals_[i].name, phase_[i] + 1,
                                         phases(), t.final_trial_s);
     if (!b.undecided.empty()) {
@@ -253,6 +257,7 @@ bool Controller::measure(double load, double duration, const std::string& why) {
     }
     invalid_in_a_row_ = 0;
     limited_.erase(load);  // a valid trial there: an earlier miss was a stall, not the limit
+    held_ = std::max(held_, load);
     db_.add(&res_.trials.back());
     return true;
 }
@@ -260,7 +265,9 @@ bool Controller::measure(double load, double duration, const std::string& why) {
 bool Controller::instrument_limited(double load, const TrialOutcome& o) {
     auto& [tries, offered] = limited_[load];
     offered = std::max(offered, o.offered_pps);
-    if (++tries < kLimitedTries) return true;  // a stall beyond the catch-up window happens: once more
+    // A stall beyond the catch-up window happens: once more, and more often at a load the
+    // instrument has carried before in this search.
+    if (++tries < (load <= held_ ? kLimitedTriesHeld : kLimitedTries)) return true;
     const double cap = std::floor(kLimitedBackoff * std::min(load, offered > 0 ? offered : load) / quantum_) * quantum_;
     if (cap < lim_.min_load || cap <= 0) {
         res_.ended_early = true;
@@ -273,6 +280,7 @@ bool Controller::instrument_limited(double load, const TrialOutcome& o) {
                                          "load is now {:.0f} pps",
                                          load, tries, o.invalid_reason, cap));
         lim_.max_load = cap;
+        held_ = std::min(held_, cap);
         lowered_ = true;
     }
     return true;
@@ -323,6 +331,7 @@ SearchResult binary_search(const std::vector<Goal>& goals, const SearchLimits& l
     if (lim.max_load <= 0) throw UsageError("the search needs a maximum load above zero");
     bool lowered = false;
     std::map<double, std::pair<uint32_t, double>> limited;  // load -> tries, the most offered there
+    double held = 0;  // the highest load of a valid trial
     for (const auto& g : goals) {
         // Each goal is a search of its own: RFC 2544 shares no trials between loss ratios.
         enum class Outcome { pass, fail, limited, ended };
@@ -336,12 +345,13 @@ SearchResult binary_search(const std::vector<Goal>& goals, const SearchLimits& l
                 res.trials.push_back(t);
                 if (t.outcome.valid) {
                     limited.erase(load);
+                    held = std::max(held, load);
                     return t.outcome.loss_ratio <= g.loss_ratio ? Outcome::pass : Outcome::fail;
                 }
                 if (t.outcome.instrument_limited) {
                     auto& [tries, offered] = limited[load];
                     offered = std::max(offered, t.outcome.offered_pps);
-                    if (++tries < kLimitedTries) continue;
+                    if (++tries < (load <= held ? kLimitedTriesHeld : kLimitedTries)) continue;
                     const double cap = kLimitedBackoff * std::min(load, offered > 0 ? offered : load);
                     if (cap < lim.min_load || cap <= 0) {
                         res.ended_early = true;
@@ -353,6 +363,7 @@ SearchResult binary_search(const std::vector<Goal>& goals, const SearchLimits& l
                                                     "maximum load is now {:.0f} pps",
                                                     load, tries, t.outcome.invalid_reason, cap));
                     lim.max_load = std::min(lim.max_load, cap);
+                    held = std::min(held, cap);
                     lowered = true;
                     return Outcome::limited;
                 }

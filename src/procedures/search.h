@@ -71,11 +71,14 @@ struct SearchLimits {
     uint32_t preceding_phases = 2;      // MLRsearch: coarser phases with shorter trials before the final one
 };
 
-// A load the instrument could not carry (TrialOutcome::instrument_limited) is tried once more;
-// a second time, the search's maximum load drops below it, to kLimitedBackoff times the lower
-// of the load and what was offered, and the search goes on: it never ends for want of a load
-// this host can hold while a lower one would answer.
+// A load the instrument could not carry (TrialOutcome::instrument_limited) is tried once more
+// (a sender preempted for longer than its catch-up window misses once in a while; at a load no
+// higher than one it carried in a valid trial of this search, kLimitedTriesHeld times in all);
+// a last miss in a row drops the search's maximum load below it, to kLimitedBackoff times the
+// lower of the load and what was offered, and the search goes on: it never ends for want of a
+// load this host can hold while a lower one would answer.
 inline constexpr uint32_t kLimitedTries = 2;
+inline constexpr uint32_t kLimitedTriesHeld = 4;
 inline constexpr double kLimitedBackoff = 0.95;
 
 struct SearchResult {

@@ -212,6 +212,36 @@ TEST(MlrSearch, OneStallBeyondTheCatchUpWindowDoesNotLowerTheMaximum) {
     expect_within_width(r.goals[0], 50e3);
 }
 
+TEST(MlrSearch, MissesAtALoadTheInstrumentCarriedBeforeAreStallsNotItsLimit) {
+    // After the first valid trial, the next trial at or below the highest load carried so far
+    // falls short three times in a row (a host busy for a while), then holds again.
+    sim::Clean dev{50e3};
+    double held = 0;
+    int misses = 3;
+    Measurer m = [&](double load, double duration, const std::string&) {
+        TrialOutcome o;
+        o.effective_s = duration;
+        if (held > 0 && load <= held && misses > 0) {
+            --misses;
+            o.valid = false;
+            o.instrument_limited = true;
+            o.offered_pps = load * 0.99;
+            o.invalid_reason = "a stall longer than the catch-up window";
+            return o;
+        }
+        held = std::max(held, load);
+        o.loss_ratio = dev.loss(load);
+        o.offered_pps = load;
+        return o;
+    };
+    const auto r = mlr_search(preset_goals("csit"), limits(100e3), m);
+    ASSERT_FALSE(r.ended_early) << r.end_reason;
+    EXPECT_EQ(misses, 0);
+    EXPECT_TRUE(r.notes.empty()) << r.notes.front();
+    EXPECT_DOUBLE_EQ(r.max_load, 100e3);
+    expect_within_width(r.goals[0], 50e3);
+}
+
 TEST(BinarySearch, ALoadTheGeneratorCannotHoldLowersTheMaximum) {
     sim::Clean dev{50e3}, fast{1e6};
     int flukes = 0;
