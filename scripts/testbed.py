@@ -227,12 +227,15 @@ class DutBed(VethBed):
     # ---- A DUT made of the kernel's own forwarding path: a software switch under test ----
     BRIDGE = "br0"
 
-    def start_kernel_dut(self, pps, frame_size=64, queue=100):
+    def start_kernel_dut(self, pps, frame_size=64, queue=1000, bucket=None):
         """A Linux bridge joining <prefix>1 and <prefix>2 in the DUT namespace, with an HTB
         shaper on <prefix>2's egress (towards the receiving port) that passes `pps` frames of
-        `frame_size` bytes per second and queues up to `queue` frames in a pfifo behind it.
-        HTB counts the frame without its FCS; its bucket is one frame, so it forwards the rate
-        and only the queue absorbs a burst."""
+        `frame_size` bytes per second and queues up to `queue` frames in a pfifo behind it (by
+        default 1000, the kernel's own txqueuelen: room for a paced sender's catch-up burst).
+        HTB counts the frame without its FCS. Its bucket holds `bucket` frames (default: 5 ms
+        of the rate): a shaper whose timer fires late on a busy host loses no capacity as long
+        as the bucket covers the delay. Over a trial of T s it forwards at most
+        pps * T + bucket frames and holds `queue` more."""
         ns, br = self.nsd, self.BRIDGE
         sh("ip", "-n", ns, "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0",
            "mcast_snooping", "0")
@@ -243,9 +246,11 @@ class DutBed(VethBed):
         sh("ip", "-n", ns, "link", "set", br, "up")
         wire = frame_size - 4
         bits = int(pps * wire * 8)
+        self.kernel_dut = {"pps": pps, "queue": queue, "bucket": bucket or max(1, int(pps * 0.005))}
         sh("tc", "-n", ns, "qdisc", "add", "dev", self.ifc, "root", "handle", "1:", "htb", "default", "1")
         sh("tc", "-n", ns, "class", "add", "dev", self.ifc, "parent", "1:", "classid", "1:1", "htb", "rate",
-           f"{bits}bit", "ceil", f"{bits}bit", "burst", str(wire), "cburst", str(wire))
+           f"{bits}bit", "ceil", f"{bits}bit", "burst", str(wire * self.kernel_dut["bucket"]), "cburst",
+           str(wire * self.kernel_dut["bucket"]))
         sh("tc", "-n", ns, "qdisc", "add", "dev", self.ifc, "parent", "1:1", "handle", "10:", "pfifo", "limit",
            str(queue))
         self.wait_bridge_forwarding()
