@@ -74,6 +74,9 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.received = std::min(r.rx.unique, r.tx.packets);
     l.host_drops = r.loss.host_rx_dropped;
     l.loss_ratio = l.sent ? static_cast<double>(l.sent - l.received) / l.sent : 0;
+    l.stalls = r.rate.stalls;
+    l.longest_stall_s = r.rate.longest_stall_s;
+    l.skipped = r.rate.skipped;
     const auto j = judge_trial(p, r, l.host_drops, session_.spec().procedure.rate_tolerance,
                                session_.spec().thresholds.link_outage);
     l.invalid_reason = j.invalid_reason;

@@ -41,6 +41,9 @@ struct TrialLog {
     uint64_t sent = 0, received = 0;  // test frames the devices accepted; distinct ones that arrived
     uint64_t host_drops = 0;          // frames the instrument's own receive path dropped
     double loss_ratio = 0;            // (sent - received) / sent
+    uint64_t stalls = 0;              // the senders' stalls (made up for within the catch-up window)
+    double longest_stall_s = 0;
+    uint64_t skipped = 0;             // departure slots given up beyond the window
     bool valid = true;
     bool instrument_limited = false;  // invalid because this host could not carry the load
     InvalidKind invalid_kind = InvalidKind::none;
