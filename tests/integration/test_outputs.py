@@ -213,7 +213,7 @@ def test_html_report_renders():
         check(p.returncode == 2 and "not a linerate JSON report" in p.stderr, f"{p.returncode} {p.stderr}")
 
 
-def on_terminal(args, env=None):
+def on_terminal(args, env=None, exit_codes=(0,)):
     """Runs linerate with its stdout on a pseudo-terminal; returns what it wrote there."""
     import pty
     master, slave = pty.openpty()
@@ -232,7 +232,7 @@ def on_terminal(args, env=None):
     p.wait(timeout=60)
     os.close(master)
     text = out.decode(errors="replace")
-    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr.read()}\n{text[-2000:]}")
+    check(p.returncode in exit_codes, f"exit {p.returncode}: {p.stderr.read()}\n{text[-2000:]}")
     return text
 
 
@@ -251,10 +251,11 @@ def test_live_table_on_a_terminal():
     check("\x1b[1m" not in plain and "\x1b[2K" in plain, "NO_COLOR: no colours, still redrawn")
     piped = subprocess.run([LINERATE, *args], capture_output=True, text=True, timeout=60).stdout
     check("\x1b" not in piped and "TX Mpps" in piped, "piped: plain interval lines")
-    # A procedure's table says which trial runs and why (a search: its bounds and phase).
+    # A procedure's table says which trial runs and why (a search: its bounds and phase). Its
+    # outcome is not this test's: a host too busy to pace 100 kpps ends it invalid (exit 4).
     proc = on_terminal(["throughput", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--max-rate", "100k",
                         "--trial-duration", "500ms", "--initial-duration", "200ms", "--width", "5",
-                        "--rate-tolerance", "5", "--interval", "100ms", "--", *NO_PCI])
+                        "--rate-tolerance", "5", "--interval", "100ms", "--", *NO_PCI], exit_codes=(0, 4))
     check("procedure: the maximum load first" in proc and "trial 1, 64 B, 100 kpps" in proc, proc[-2000:])
 
 

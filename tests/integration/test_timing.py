@@ -230,3 +230,18 @@ def ndr_band(backend, search, width):
 @pytest.mark.parametrize("case", test_procedures.NDR)  # one case per key
 def test_ndr_band(case):
     timed(ndr_band, *test_procedures.NDR[case])
+
+
+def profile_as_is():
+    """config/testbed.toml as it is (a sweep at 20 kpps judged on loss, received rate, rate
+    error and p99 latency): all 12 checks pass."""
+    with VethBed(unique("ltc"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        r = test_procedures.check_profile(bed, [], f"{d}/ok.xml")
+    check(r.returncode in (0, 1), f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+    fails = [line for line in r.stdout.splitlines() if line.startswith("FAIL")]
+    timing_check(r.returncode == 0 and r.stdout.count("PASS ") == 12 and not fails,
+                 f"exit {r.returncode}, {r.stdout.count('PASS ')} of 12 checks passed: {fails}")
+
+
+def test_check_profile_as_is():
+    timed(profile_as_is)
