@@ -9,7 +9,7 @@ PKGS=(
   dpdk dpdk-dev libdpdk-dev libnuma-dev libjs-chart.js chromium
   libgtest-dev googletest libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev prometheus-cpp-dev
-  libcap-ng-dev python3-jsonschema python3-prometheus-client
+  libcap-ng-dev python3-jsonschema python3-prometheus-client python3-pytest
   iproute2 ethtool tshark python3 python3-scapy netsniff-ng iputils-ping procps util-linux
 )
 

@@ -19,10 +19,12 @@ pages to reserve, default 1024), LINERATE_QUEUES (veth queues, default 1: a refl
 always returns on queue 0). From Python: `with VethBed("lxa", same_ns=True) as bed: ...`.
 """
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
@@ -129,16 +131,18 @@ class VethBed:
         return p
 
     def start_rx_counter(self, ns, ifc):
-        """Samples `ifc`'s own rx_packets every 50 ms from inside `ns`, until stop_rx_counter:
-        a count that belongs to no tool under test."""
-        return subprocess.Popen(self.wrap(ns, ["python3", "-c", RX_SAMPLER, ifc]), stdout=subprocess.PIPE, text=True)
+        """Samples `ifc`'s own rx_packets every 50 ms from inside `ns` (an RxCounter), until
+        stop_rx_counter: a count that belongs to no tool under test. Returns once the first
+        sample, the base, has been read."""
+        counter = RxCounter(subprocess.Popen(self.wrap(ns, ["python3", "-c", RX_SAMPLER, ifc]),
+                                             stdout=subprocess.PIPE, text=True), ifc)
+        counter.wait_first()
+        return counter
 
     @staticmethod
-    def stop_rx_counter(proc):
+    def stop_rx_counter(counter):
         """Stops the sampler; returns its (monotonic time, rx_packets) samples."""
-        proc.terminate()
-        out, _ = proc.communicate(timeout=30)
-        return [(float(t), int(c)) for t, c in (line.split() for line in out.splitlines())]
+        return counter.stop()
 
     def stat(self, ns, ifc, name):
         return int(sh("ip", "netns", "exec", ns, "cat", f"/sys/class/net/{ifc}/statistics/{name}").stdout)
@@ -146,16 +150,10 @@ class VethBed:
     def xdp_attached(self, ns, ifc):
         return "prog/xdp" in sh("ip", "-n", ns, "link", "show", ifc).stdout
 
-    def wait_xdp(self, ns, ifc, proc, timeout=15.0):
-        end = time.time() + timeout
-        while time.time() < end:
-            if self.xdp_attached(ns, ifc):
-                time.sleep(0.3)  # sockets are registered before attach; let the process settle
-                return
-            if proc.poll() is not None:
-                raise AssertionError(f"receiver exited early ({proc.returncode}):\n{proc.stdout.read()}")
-            time.sleep(0.05)
-        raise AssertionError(f"no XDP program attached to {ifc} after {timeout}s")
+    def wait_xdp(self, ns, ifc, proc, timeout=30.0):
+        """Waits until an XDP program is attached to `ifc` (a receiver or reflector has set its
+        port up); fails at once if `proc` exits first."""
+        wait_until(lambda: self.xdp_attached(ns, ifc), timeout, f"an XDP program attached to {ifc}", proc)
 
 
 class DutBed(VethBed):
@@ -274,6 +272,168 @@ class DutBed(VethBed):
                 "ingress_dropped": self.stat(self.nsd, self.ifb, "rx_dropped"),
                 "shaped": root["packets"], "dropped": root["drops"], "queued": root.get("qlen", 0),
                 "egress": self.stat(self.nsd, self.ifc, "tx_packets")}
+
+
+def proc_output(proc):
+    """What a finished process started with a pipe printed, for a failure message."""
+    try:
+        out = proc.stdout.read() if proc.stdout else ""
+    except (OSError, ValueError):
+        out = ""
+    return out if isinstance(out, str) else out.decode(errors="replace")
+
+
+def wait_until(cond, timeout, what, proc=None, poll=0.02):
+    """Readiness: polls cond() until it returns something true, and returns that. Fails
+    (AssertionError) naming `what` after `timeout` seconds, or at once when `proc`, the process
+    that was to make it true, has exited."""
+    end = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"waiting for {what}: the process exited ({proc.returncode}) first:\n"
+                                 f"{proc_output(proc)[-3000:]}")
+        if time.monotonic() > end:
+            raise AssertionError(f"waiting for {what}: not there after {timeout:g} s")
+        time.sleep(poll)
+
+
+def stream_lines(path):
+    """The complete lines of a JSON lines file (--json-stream) so far, parsed; a line still
+    being written is left for the next read."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return []
+    return [json.loads(x) for x in text.split("\n")[:-1] if x.strip()]
+
+
+def wait_stream(path, pred, proc=None, timeout=60.0, what=None):
+    """Readiness from linerate's own --json-stream FILE: waits for the first line for which
+    pred(line) is true and returns it. `trial_start` is written once the ports are set up, just
+    before the workers start; an `interval` line once they have run for an interval."""
+    def found():
+        return next((x for x in stream_lines(path) if pred(x)), None)
+    return wait_until(found, timeout, what or f"a matching line in {path}", proc)
+
+
+def sending(line, trial=None):
+    """pred for wait_stream: an interval line (of `trial`, if given) in which frames were sent."""
+    return line.get("type") == "interval" and line["tx"]["packets"] > 0 and trial in (None, line.get("trial"))
+
+
+def receiving(line):
+    """pred for wait_stream: an interval line of a receiver that is running (any interval)."""
+    return line.get("type") == "interval"
+
+
+class OutputWatcher:
+    """Collects what a started process (VethBed.start) prints, as it prints it (a reader
+    thread), so a test can wait for a line, readiness from its console output, and still have
+    everything it printed at the end (text())."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.lines = []
+        self.cv = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cv:
+                self.lines.append(line)
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+    def wait_line(self, pattern, timeout=60.0, what=None):
+        """Waits for a line matching the regular expression `pattern`; returns it. Fails naming
+        `what` after `timeout` s, or when the process exits first."""
+        rx = re.compile(pattern)
+        found = lambda: next((x for x in self.lines if rx.search(x)), None)  # noqa: E731
+        with self.cv:
+            self.cv.wait_for(lambda: found() or self.proc.poll() is not None, timeout)
+            line = found()
+        if line is None and self.proc.poll() is not None:
+            self.reader.join(timeout=5)  # what it printed before it exited
+            with self.cv:
+                line = found()
+        if line is None:
+            state = f"the process exited ({self.proc.returncode}) first" if self.proc.poll() is not None else \
+                f"not there after {timeout:g} s"
+            raise AssertionError(f"waiting for {what or pattern}: {state}:\n{self.text(wait=False)[-3000:]}")
+        return line
+
+    def text(self, wait=True):
+        """Everything printed; with wait, once the process has ended and its output is read."""
+        if wait:
+            self.proc.wait()
+            self.reader.join(timeout=30)
+        with self.cv:
+            return "".join(self.lines)
+
+
+# A console interval line ("   0.10s | ..."): the workers have run an interval.
+CONSOLE_INTERVAL = r"^\s*\d+\.\d+s \|"
+
+
+class RxCounter:
+    """A running rx_packets sampler (VethBed.start_rx_counter): its samples are read as they
+    come, so a test can wait for the count to reach a value rather than sleep."""
+
+    def __init__(self, proc, ifc):
+        self.proc, self.ifc = proc, ifc
+        self.samples = []
+        self.cv = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            t, c = line.split()
+            with self.cv:
+                self.samples.append((float(t), int(c)))
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+    def _wait(self, cond, timeout, what):
+        with self.cv:
+            if not self.cv.wait_for(lambda: cond() or self.proc.poll() is not None, timeout) or not cond():
+                last = self.samples[-1] if self.samples else None
+                raise AssertionError(f"rx_packets of {self.ifc}: waiting for {what} for {timeout:g} s; "
+                                     f"last sample {last}, sampler exit {self.proc.poll()}")
+
+    def wait_first(self, timeout=30.0):
+        """Waits for the first sample (the base the counts are taken from)."""
+        self._wait(lambda: self.samples, timeout, "the first sample")
+
+    def wait_count(self, n, timeout=30.0):
+        """Waits until `n` frames have been counted since the first sample, and for one sample
+        more (anything beyond `n` arriving with them is counted too). Returns quietly after
+        `timeout`: the caller's exact check then says what was counted."""
+        try:
+            self._wait(lambda: self.samples and self.samples[-1][1] - self.samples[0][1] >= n, timeout,
+                       f"{n} frames")
+            seen = len(self.samples)
+            self._wait(lambda: len(self.samples) > seen, 5.0, "one sample more")
+        except AssertionError:
+            pass
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        """Stops the sampler; returns its (monotonic time, rx_packets) samples."""
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        self.reader.join(timeout=30)
+        return list(self.samples)
 
 
 def unique(prefix):

@@ -1,4 +1,7 @@
-"""Shared helpers for integration tests: run the real linerate binary, read its JSON report."""
+"""Shared helpers for the integration tests (pytest modules, one meson test per case): run the real
+linerate binary, read its JSON report, the load the test bed can hold, the timing retry policy.
+The fixtures (root, hugepages) and the skips are in conftest.py; readiness waits in
+scripts/testbed.py."""
 import json
 import os
 import subprocess
@@ -9,31 +12,12 @@ import time
 # The test bed (scripts/testbed.py) is the one the demo and the benchmarks use.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 
-SKIP = 77
 LINERATE = os.environ.get("LINERATE", os.path.join(os.path.dirname(__file__), "../../build/src/linerate"))
 HUGEPAGES = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 
 # Two in-memory ring ports wired to each other: ring0's TX queue i is ring1's RX queue i.
 RING_PAIR_ARGS = ["--ring-pair", "ring0,ring1"]
 NO_PCI = ["--no-pci"]
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(SKIP)
-
-
-def need_root_and_hugepages(pages=512):
-    if os.geteuid() != 0:
-        skip("needs root")
-    try:
-        with open(HUGEPAGES) as f:
-            have = int(f.read())
-        if have < pages:
-            with open(HUGEPAGES, "w") as f:
-                f.write(str(pages))
-    except OSError as e:
-        skip(f"cannot reserve hugepages: {e}")
 
 
 def run(args, eal=(), timeout=300, expect_rc=0, prefix=(), quiet=True):
@@ -64,25 +48,65 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
-class Results:
-    """Counts sub-cases; prints a summary and exits non-zero on any failure."""
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
 
-    def __init__(self):
-        self.passed = 0
-        self.failed = []
 
-    def case(self, name, fn, *a, **kw):
+# What the veth test bed can hold, measured once per test run (scripts/test.sh removes the
+# file first; a plain `meson test` reuses a measurement younger than CAPACITY_MAX_AGE).
+CAPACITY_FILE = os.environ.get("LINERATE_BED_CAPACITY",
+                               os.path.join(os.path.dirname(LINERATE), "..", "tests", "integration",
+                                            "bed_capacity.json"))
+CAPACITY_MAX_AGE = 3600.0
+
+
+def measure_bed_capacity():
+    """Frames per second a veth pair carries here and now: a short unpaced run with the afxdp
+    backend's socket engine (the engine every paced run uses), sender and receiver in one
+    process and one namespace, whatever else the host is running. The received frames over the
+    sending time, so what the receiving side dropped does not count."""
+    from testbed import VethBed, unique
+    with VethBed(unique("lcap"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx-engine", "socket", "--tx", bed.ifa,
+                              "--rx", bed.ifb, "--duration", "1s", "--json", f"{d}/r.json"], timeout=120)
+        check(r.returncode == 0, f"measuring the test bed: exit {r.returncode}\n{r.stdout}{r.stderr}")
+        t = read_json(f"{d}/r.json")["totals"]
+    pps = t["rx_classes"]["distinct"] / t["tx_seconds"]
+    check(pps > 0, f"measuring the test bed: nothing arrived: {t}")
+    return pps
+
+
+def bed_capacity():
+    """The test bed's capacity in frames/s, measured by the first test that asks (under a file
+    lock, so one measurement serves the run) and cached in CAPACITY_FILE."""
+    import fcntl
+    os.makedirs(os.path.dirname(CAPACITY_FILE), exist_ok=True)
+    with open(CAPACITY_FILE + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            fn(*a, **kw)
-            self.passed += 1
-            print(f"ok   {name}")
-        except Exception as e:  # noqa: BLE001 - report every failure, keep going
-            self.failed.append(name)
-            print(f"FAIL {name}: {e}")
+            cached = read_json(CAPACITY_FILE)
+            if time.time() - cached["measured_at"] < CAPACITY_MAX_AGE:
+                return cached["pps"]
+        except (OSError, ValueError, KeyError):
+            pass
+        pps = measure_bed_capacity()
+        tmp = CAPACITY_FILE + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"pps": pps, "measured_at": time.time()}, f)
+        os.replace(tmp, CAPACITY_FILE)
+        print(f"     the veth test bed carried {pps:,.0f} frames/s unpaced (cached in {CAPACITY_FILE})", flush=True)
+        return pps
 
-    def finish(self):
-        print(f"{self.passed} passed, {len(self.failed)} failed")
-        sys.exit(1 if self.failed else 0)
+
+def paced_load(at_most):
+    """The rate (frames/s) for a paced veth run whose point is not the rate: a quarter of what
+    the bed holds, at most `at_most`, in whole thousands. Counts stay exact at any rate; a
+    quarter leaves the receiving side room on a host whose other core is busy."""
+    pps = int(min(at_most, bed_capacity() / 4) // 1000 * 1000)
+    check(pps >= 1000, f"the test bed holds {bed_capacity():,.0f} frames/s: too little to test on")
+    print(f"     paced at {pps:,} frames/s (bed capacity {bed_capacity():,.0f}, at most {at_most:,})", flush=True)
+    return pps
 
 
 class TimingMiss(Exception):

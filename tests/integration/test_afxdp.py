@@ -1,35 +1,33 @@
 """AF_XDP backend on veth pairs: exact counts (AF_XDP -> AF_XDP, DPDK -> AF_XDP, AF_XDP -> DPDK)
 checked against the kernel's own interface counters; foreign traffic passes and is not
 counted; nothing stays attached after SIGINT or SIGKILL; a foreign XDP program is refused.
-Between two processes, zero loss at RATE depends on the receiving process keeping up on the
-shared cores: that is timing, test_timing.py's, on runs of two_process_run and
+Paced runs go at a quarter of what the test bed holds (lrtest.paced_load), at most 250 kpps.
+Between two processes, zero loss at that rate depends on the receiving process keeping up on
+the shared cores: that is timing, test_timing.py's, on runs of two_process_run and
 foreign_traffic_run."""
-import json
 import os
 import signal
 import subprocess
 import tempfile
-import time
 
-import lrtest
-from lrtest import LINERATE, check
-from testbed import VethBed, sh, unique
+import pytest
+
+from lrtest import LINERATE, check, paced_load, read_json as report
+from testbed import VethBed, receiving, sh, unique, wait_stream, wait_until
+
+pytestmark = pytest.mark.usefixtures("hugepages")
 
 N = 200_000
 NONCE = "4242"  # both sides of a two-process run share the run nonce
-RATE = "250k"  # pps: the 2-core test machine sustains ~0.7 Mpps on veth; leave headroom
+MAX_RATE = 250_000  # pps, paced runs at most (the 2-core test machine carries ~0.7 Mpps on an idle veth)
 
 
-def report(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def one_process_exact():
+def test_one_process_exact():
+    rate = paced_load(MAX_RATE)
     with VethBed(unique("lxa"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         rx0 = bed.stat(bed.nsb, bed.ifb, "rx_packets")
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
-                              "--count", str(N), "--rate", RATE, "--json", f"{d}/r.json"], timeout=120)
+                              "--count", str(N), "--rate", str(rate), "--json", f"{d}/r.json"], timeout=120)
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         rep = report(f"{d}/r.json")
         t = rep["totals"]
@@ -47,7 +45,7 @@ def one_process_exact():
         check(not bed.xdp_attached(bed.nsa, bed.ifb), "XDP program left attached after a clean run")
 
 
-def xdp_sink_exact():
+def test_xdp_sink_exact():
     """The counting sink in the driver: no socket, no pacing needed, exact per-stream counts."""
     with VethBed(unique("lxs"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
@@ -74,16 +72,19 @@ def lr_cmd(kind, direction, ifc, out, cpu, extra):
 
 def two_process_run(sender, receiver, rx_duration="60s"):
     """Receiver in namespace b on CPU 0, sender in namespace a on CPU 1: N frames sent, exactly,
-    and the kernel counted N on the receiving veth (asserted). Returns what the receiver counted
-    (test_timing.py wants all N: zero loss)."""
+    and the kernel counted N on the receiving veth (asserted). Returns what the receiver
+    counted, its port counters and the rate (test_timing.py wants all N: zero loss)."""
+    rate = paced_load(MAX_RATE)
     with VethBed(unique("lxb")) as bed, tempfile.TemporaryDirectory() as d:
         rx0 = bed.stat(bed.nsb, bed.ifb, "rx_packets")
         rxp = bed.start(bed.nsb, lr_cmd(receiver, "rx", bed.ifb, f"{d}/rx.json", 0,
-                                        ["--count", str(N), "--duration", rx_duration, "--descriptors", "4096"]))
-        bed.wait_xdp(bed.nsb, bed.ifb, rxp)
+                                        ["--count", str(N), "--duration", rx_duration, "--descriptors", "4096",
+                                         "--interval", "100ms", "--json-stream", f"{d}/rx.jsonl"]))
+        # The receiver's workers have run an interval: its port is set up and polled.
+        wait_stream(f"{d}/rx.jsonl", receiving, rxp, what="the receiver's first interval")
         # Paced well below what two shared cores sustain, so any loss would be real.
-        tx = bed.run(bed.nsa, lr_cmd(sender, "tx", bed.ifa, f"{d}/tx.json", 1, ["--count", str(N), "--rate", RATE]),
-                     timeout=120)
+        tx = bed.run(bed.nsa, lr_cmd(sender, "tx", bed.ifa, f"{d}/tx.json", 1,
+                                     ["--count", str(N), "--rate", str(rate)]), timeout=120)
         check(tx.returncode == 0, f"sender exit {tx.returncode}\n{tx.stdout}\n{tx.stderr}")
         out, _ = rxp.communicate(timeout=90)
         check(rxp.returncode == 0, f"receiver exit {rxp.returncode}\n{out}")
@@ -94,27 +95,32 @@ def two_process_run(sender, receiver, rx_duration="60s"):
         check(sent == N, f"sent {sent}")
         check(kernel == N, f"kernel counted {kernel} frames on {bed.ifb}, linerate {N}")
         check(got <= N, f"received {got}, more than the {N} sent")
-        return got, rx["port_counters"]
+        return got, rx["port_counters"], rate
 
 
-def two_process(sender, receiver):
+@pytest.mark.parametrize("sender,receiver", [("afxdp", "afxdp"), ("dpdk", "afxdp"), ("afxdp", "dpdk")],
+                         ids=["afxdp_to_afxdp", "dpdk_to_afxdp", "afxdp_to_dpdk"])
+def test_two_process(sender, receiver):
     two_process_run(sender, receiver)
 
 
 def foreign_traffic_run():
-    """N frames at RATE and 20 pings at the same time, receiver and sender in two processes: the
-    pings pass the XDP program and are answered, and none is counted as ours (asserted).
-    Returns what the receiver counted (test_timing.py wants exactly N: zero loss)."""
+    """N frames at the paced load and 20 pings at the same time, receiver and sender in two
+    processes: the pings pass the XDP program and are answered, and none is counted as ours
+    (asserted). Returns what the receiver counted and the rate (test_timing.py wants exactly N:
+    zero loss)."""
+    rate = paced_load(MAX_RATE)
     with VethBed(unique("lxc")) as bed, tempfile.TemporaryDirectory() as d:
         # Receiver runs until traffic stopped for 2 s, so the pings all fall inside its run.
         rxp = bed.start(bed.nsb, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s",
-                                  "--nonce", NONCE, "--stop-when-idle", "--drain", "2s", "--json", f"{d}/rx.json", "--cpus", "0"])
-        bed.wait_xdp(bed.nsb, bed.ifb, rxp)
+                                  "--nonce", NONCE, "--stop-when-idle", "--drain", "2s", "--json", f"{d}/rx.json",
+                                  "--cpus", "0", "--interval", "100ms", "--json-stream", f"{d}/rx.jsonl"])
+        wait_stream(f"{d}/rx.jsonl", receiving, rxp, what="the receiver's first interval")
         sh("ip", "-n", bed.nsa, "neigh", "flush", "all", check=False)  # force ARP through the program
         ping = subprocess.Popen(bed.wrap(bed.nsa, ["ping", "-c", "20", "-i", "0.05", "-W", "1", "198.18.0.2"]),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         tx = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", str(N),
-                               "--rate", RATE, "--cpus", "1", "--nonce", NONCE], timeout=120)
+                               "--rate", str(rate), "--cpus", "1", "--nonce", NONCE], timeout=120)
         check(tx.returncode == 0, f"sender: {tx.stdout}{tx.stderr}")
         pout, _ = ping.communicate(timeout=60)
         out, _ = rxp.communicate(timeout=60)
@@ -126,33 +132,33 @@ def foreign_traffic_run():
         check(xdp["redirected"] == N and got <= N, f"counted {got}, redirected {xdp['redirected']}, sent {N}")
         check("20 received" in pout, f"ping through the XDP program:\n{pout}")
         check(xdp["passed"] >= 21, f"XDP program passed {xdp['passed']} frames; ARP + 20 echo requests expected")
-        return got
+        return got, rate
 
 
-def foreign_traffic_passes():
+def test_foreign_traffic_passes():
     foreign_traffic_run()
 
 
-def cleanup_after_signal(sig):
-    with VethBed(unique("lxd"), same_ns=True) as bed:
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGKILL"])
+def test_cleanup_after_signal(signame):
+    sig = getattr(signal, signame)
+    with VethBed(unique("lxd"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "60s",
-                                      "--nonce", NONCE])
-        bed.wait_xdp(bed.nsa, bed.ifb, p)
+                                "--nonce", NONCE, "--interval", "100ms", "--json-stream", f"{d}/rx.jsonl"])
+        # In its trial (the signal handler set, the port set up and polled).
+        wait_stream(f"{d}/rx.jsonl", receiving, p, what="the receiver's first interval")
         p.send_signal(sig)
         p.wait(timeout=20)
         if sig == signal.SIGINT:
             check(p.returncode == 0, f"SIGINT: exit {p.returncode}, expected a clean report (0)")
-        end = time.time() + 5
-        while bed.xdp_attached(bed.nsa, bed.ifb) and time.time() < end:
-            time.sleep(0.05)
-        check(not bed.xdp_attached(bed.nsa, bed.ifb), f"XDP program still attached after {sig.name}")
+        wait_until(lambda: not bed.xdp_attached(bed.nsa, bed.ifb), 10, f"the XDP program gone after {sig.name}")
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "300ms",
                               "--nonce", NONCE],
                     timeout=60)
         check(r.returncode == 0, f"next run after {sig.name}: exit {r.returncode}\n{r.stdout}{r.stderr}")
 
 
-def zero_copy_refused_clearly():
+def test_zero_copy_refused_clearly():
     """veth has no zero-copy AF_XDP: asking for it is a clear error (auto falls back to copy)."""
     with VethBed(unique("lxz"), same_ns=True) as bed:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "300ms",
@@ -162,7 +168,7 @@ def zero_copy_refused_clearly():
         check(not bed.xdp_attached(bed.nsa, bed.ifb), "nothing left attached after the refusal")
 
 
-def probe_reports_and_leaves_nothing():
+def test_probe_reports_and_leaves_nothing():
     """`linerate probe` on a veth: what works (native XDP, copy-mode sockets, the TSC clock),
     what does not (zero-copy), and nothing left attached; the clock fallback says why."""
     with VethBed(unique("lxp"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
@@ -187,7 +193,7 @@ def probe_reports_and_leaves_nothing():
         check(q["afxdp_usable"], "the clock fallback does not make the backend unusable")
 
 
-def foreign_program_refused():
+def test_foreign_program_refused():
     with VethBed(unique("lxe"), same_ns=True) as bed:
         obj = os.path.join(os.path.dirname(LINERATE), "..", "bpf", "xdp_rx.bpf.o")
         r = bed.run(bed.nsa, ["ip", "link", "set", "dev", bed.ifb, "xdpgeneric", "obj", obj, "sec", "xdp"])
@@ -201,7 +207,7 @@ def foreign_program_refused():
         check(bed.xdp_attached(bed.nsa, bed.ifb), "linerate must not detach a program it did not attach")
 
 
-def no_carrier_refused():
+def test_no_carrier_refused():
     """A veth whose peer is down is up but has no carrier: refused before anything is sent."""
     with VethBed(unique("lxc")) as bed:
         sh("ip", "-n", bed.nsb, "link", "set", bed.ifb, "down")
@@ -210,7 +216,7 @@ def no_carrier_refused():
         check(r.returncode == 3 and f"interface {bed.ifa} has no carrier" in r.stderr, f"{r.returncode} {r.stderr}")
 
 
-def second_instance_named():
+def test_second_instance_named():
     """A second receiver on the same queue is told who holds it."""
     with VethBed(unique("lxi"), same_ns=True) as bed:
         p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "30s",
@@ -221,24 +227,3 @@ def second_instance_named():
         p.send_signal(signal.SIGINT)
         check(r.returncode == 3 and "another linerate" in r.stderr and "XDP program id" in r.stderr,
               f"{r.returncode} {r.stderr}")
-
-
-if __name__ == "__main__":
-    if os.geteuid() != 0:
-        lrtest.skip("needs root")
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("afxdp -> afxdp, one process, exact", one_process_exact)
-    r.case("afxdp -> afxdp, two namespaces", two_process, "afxdp", "afxdp")
-    r.case("afxdp -> XDP counting sink, exact per stream", xdp_sink_exact)
-    r.case("dpdk net_af_xdp -> afxdp", two_process, "dpdk", "afxdp")
-    r.case("afxdp -> dpdk net_af_xdp", two_process, "afxdp", "dpdk")
-    r.case("foreign traffic passes, not counted", foreign_traffic_passes)
-    r.case("cleanup after SIGINT", cleanup_after_signal, signal.SIGINT)
-    r.case("cleanup after SIGKILL", cleanup_after_signal, signal.SIGKILL)
-    r.case("foreign XDP program refused, untouched", foreign_program_refused)
-    r.case("probe: capabilities, clock, nothing left attached", probe_reports_and_leaves_nothing)
-    r.case("zero-copy on veth: clear error, nothing attached", zero_copy_refused_clearly)
-    r.case("no carrier: refused with exit 3", no_carrier_refused)
-    r.case("a second instance on the same queue is told who holds it", second_instance_named)
-    r.finish()

@@ -2,7 +2,8 @@
 import socket
 import subprocess
 
-import lrtest
+import pytest
+
 from lrtest import check, LINERATE
 from testbed import VethBed, unique
 
@@ -19,22 +20,26 @@ def bad(args, needle):
     check(needle in out, f"expected {needle!r} in: {out}")
 
 
-def unknown_port():
+@pytest.mark.usefixtures("hugepages")
+def test_unknown_port():
     out = lr("run", "--tx", "net_nope0", "--count", "10", "--", "--vdev=net_null0", "--no-pci", expect_rc=2)
     check('unknown port "net_nope0"' in out and "net_null0 (id 0)" in out, out)
 
 
-def too_many_queues():
+@pytest.mark.usefixtures("hugepages")
+def test_too_many_queues():
     out = lr("run", "--ring-pair", "a,b", "--tx", "a,queues=20", "--count", "100", "--", "--no-pci", expect_rc=2)
     check("supports at most" in out, out)
 
 
-def cpus_not_available():
+@pytest.mark.usefixtures("hugepages")
+def test_cpus_not_available():
     out = lr("run", "--ring-pair", "a,b", "--tx", "a", "--cpus", "99", "--count", "10", "--", "--no-pci", expect_rc=2)
     check("--cpus: CPU 99 is not available to this process (allowed: " in out, out)
 
 
-def metrics_port_in_use():
+@pytest.mark.usefixtures("hugepages")
+def test_metrics_port_in_use():
     """Refused before anything is sent (the server starts once the capabilities are dropped)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -46,7 +51,8 @@ def metrics_port_in_use():
         check("TX total" not in out, "nothing may be sent")
 
 
-def default_route_refused():
+@pytest.mark.usefixtures("hugepages")
+def test_default_route_refused():
     with VethBed(unique("ldr"), same_ns=True) as bed:
         subprocess.run(["ip", "-n", bed.nsa, "route", "add", "default", "via", "198.18.0.2", "dev", bed.ifa],
                        check=True)
@@ -60,40 +66,42 @@ def default_route_refused():
         check(r.returncode == 0, f"with --force: exit {r.returncode}: {r.stderr}")
 
 
-def help_text():
+def test_help():
     out = lr("run", "--help", expect_rc=0)
     for word in ("--tx", "--rx", "queues=N", "--count", "--duration", "Exit codes", "--vdev"):
         check(word in out, f"--help lacks {word}")
 
 
-if __name__ == "__main__":
-    r = lrtest.Results()
-    r.case("size below 64", bad, ["--tx", "p", "--size", "63"], 'invalid --size "63": must be between 64 and 9000')
-    r.case("size over 9000", bad, ["--tx", "p", "--size", "9001"], "must be between 64 and 9000")
-    r.case("zero queues", bad, ["--tx", "p,queues=0"], "must be between 1 and 128")
-    r.case("bad address", bad, ["--tx", "p", "--dst-ip", "198.18.0.256"], "--dst-ip")
-    r.case("non-benchmark address", bad, ["--tx", "p", "--dst-ip", "192.0.2.1"], "outside the benchmarking ranges")
-    r.case("no port", bad, ["--count", "5"], "no port given")
-    r.case("unknown option", bad, ["--tx", "p", "--frobnicate"], "frobnicate")
-    r.case("ipv6 tcp too small", bad, ["--tx", "p", "--ipv6", "--proto", "tcp", "--size", "64"], "minimum is 78")
-    r.case("bad ring pair", bad, ["--ring-pair", "a", "--tx", "a"], 'invalid --ring-pair "a"')
-    r.case("flows walking out of the ranges", bad, ["--tx", "p", "--flows", "200000", "--vary", "dst-ip",
-                                                    "--dst-ip", "198.19.255.0", "--no-signature"],
-           "walk from 198.19.255.0 to 198.23.12.63, outside the benchmarking ranges")
-    r.case("max-loss over 100", bad, ["--tx", "p", "--rx", "q", "--max-loss", "150"],
-           'invalid --max-loss "150": expected a percentage between 0 and 100')
-    r.case("sizes in a run", bad, ["--tx", "p", "--sizes", "64,128"], "sizes")
-    r.case("procedure without rx", lambda: check("throughput measures what comes back" in
-                                                 lr("throughput", "--tx", "p", expect_rc=2), "throughput needs --rx"))
-    r.case("bad rate unit", bad, ["--tx", "p", "--rate", "10 furlongs"], 'invalid --rate "10 furlongs"')
-    r.case("percent without line rate", lambda: check("line rate" in lr("run", "--tx", "net_null0", "--rate", "50%",
-                                                                        "--count", "10", "--", "--vdev=net_null0",
-                                                                        "--no-pci", expect_rc=2), "% needs a line rate"))
-    r.case("help", help_text)
-    lrtest.need_root_and_hugepages()
-    r.case("unknown port", unknown_port)
-    r.case("too many queues", too_many_queues)
-    r.case("CPUs that do not exist", cpus_not_available)
-    r.case("a metrics port in use", metrics_port_in_use)
-    r.case("an interface carrying the default route", default_route_refused)
-    r.finish()
+# Refused before anything is sent: case -> (the options after `run`, what the message must say).
+BAD_VALUES = {
+    "size_below_64": (["--tx", "p", "--size", "63"], 'invalid --size "63": must be between 64 and 9000'),
+    "size_over_9000": (["--tx", "p", "--size", "9001"], "must be between 64 and 9000"),
+    "zero_queues": (["--tx", "p,queues=0"], "must be between 1 and 128"),
+    "bad_address": (["--tx", "p", "--dst-ip", "198.18.0.256"], "--dst-ip"),
+    "non_benchmark_address": (["--tx", "p", "--dst-ip", "192.0.2.1"], "outside the benchmarking ranges"),
+    "no_port": (["--count", "5"], "no port given"),
+    "unknown_option": (["--tx", "p", "--frobnicate"], "frobnicate"),
+    "ipv6_tcp_too_small": (["--tx", "p", "--ipv6", "--proto", "tcp", "--size", "64"], "minimum is 78"),
+    "bad_ring_pair": (["--ring-pair", "a", "--tx", "a"], 'invalid --ring-pair "a"'),
+    "flows_walking_out_of_the_ranges": (["--tx", "p", "--flows", "200000", "--vary", "dst-ip", "--dst-ip",
+                                         "198.19.255.0", "--no-signature"],
+                                        "walk from 198.19.255.0 to 198.23.12.63, outside the benchmarking ranges"),
+    "max_loss_over_100": (["--tx", "p", "--rx", "q", "--max-loss", "150"],
+                          'invalid --max-loss "150": expected a percentage between 0 and 100'),
+    "sizes_in_a_run": (["--tx", "p", "--sizes", "64,128"], "sizes"),
+    "bad_rate_unit": (["--tx", "p", "--rate", "10 furlongs"], 'invalid --rate "10 furlongs"'),
+}
+
+
+@pytest.mark.parametrize("case", BAD_VALUES)  # one case per key
+def test_bad_value(case):
+    bad(*BAD_VALUES[case])
+
+
+def test_procedure_without_rx():
+    check("throughput measures what comes back" in lr("throughput", "--tx", "p", expect_rc=2), "throughput needs --rx")
+
+
+def test_percent_without_line_rate():
+    check("line rate" in lr("run", "--tx", "net_null0", "--rate", "50%", "--count", "10", "--", "--vdev=net_null0",
+                            "--no-pci", expect_rc=2), "% needs a line rate")

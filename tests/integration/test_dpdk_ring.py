@@ -3,13 +3,20 @@ single net_ring vdev looping back onto itself, and
 net_null (transmit only). Received must equal sent, per queue and in total, with no drops.
 The paced rate and the run's wall-clock length are timing: test_timing.py checks them on runs
 of null_tx_paced and null_tx_duration."""
-import lrtest
+import pytest
+
 from lrtest import check, queues, run, RING_PAIR_ARGS, NO_PCI
+
+pytestmark = pytest.mark.usefixtures("hugepages")
 
 N = 1_000_000
 
 
-def ring_exact(proto, ipv6, size, nq=2):
+@pytest.mark.parametrize("proto,ipv6,size,nq", [("udp", False, 64, 2), ("tcp", False, 64, 2), ("udp", True, 66, 2),
+                                               ("tcp", True, 78, 2), ("udp", False, 64, 1)],
+                         ids=["udp_ipv4_64B_2q", "tcp_ipv4_64B_2q", "udp_ipv6_66B_2q", "tcp_ipv6_78B_2q",
+                              "udp_ipv4_64B_1q"])
+def test_ring_exact(proto, ipv6, size, nq):
     args = RING_PAIR_ARGS + ["--tx", f"ring0,queues={nq}", "--rx", f"ring1,queues={nq}", "--count", str(N),
             "--proto", proto, "--size", str(size)]
     if ipv6:
@@ -35,7 +42,7 @@ def ring_exact(proto, ipv6, size, nq=2):
     check([p["driver"] for p in rep["environment"]["ports"]] == ["net_ring", "net_ring"], "PMDs reported")
 
 
-def ring_vdev_loopback():
+def test_ring_vdev_loopback():
     _, _, _, rep = run(["--tx", "net_ring0,queues=2", "--rx", "net_ring0,queues=2", "--count", "300000"],
                        ["--vdev=net_ring0", "--no-pci"])
     for a, b in zip(queues(rep, "tx"), queues(rep, "rx")):
@@ -43,7 +50,7 @@ def ring_vdev_loopback():
     check(rep["totals"]["lost"] == 0 and rep["verdict"]["result"] == "pass", f"{rep['totals']} {rep['verdict']}")
 
 
-def null_tx_count():
+def test_null_tx_count():
     _, out, _, rep = run(["--tx", "net_null0", "--count", "2500001"], ["--vdev=net_null0", "--no-pci"])
     check(rep["totals"]["tx"]["packets"] == 2500001, f"sent {rep['totals']['tx']['packets']}")
     check(rep["totals"]["lost"] is None, "no loss figure without an RX port")
@@ -68,6 +75,10 @@ def null_tx_duration():
     return rep
 
 
+def test_null_tx_duration():
+    null_tx_duration()
+
+
 def null_tx_paced():
     """2 Mpps over two queues for 1 s: the request is reported as asked (asserted); returns the
     totals (test_timing.py checks the achieved and offered rates against it)."""
@@ -77,7 +88,7 @@ def null_tx_paced():
     return t
 
 
-def null_tx_rate():
+def test_null_tx_rate():
     null_tx_paced()
     # An impossible rate is reported as generator-limited, not hidden.
     _, _, _, rep = run(["--tx", "net_null0", "--rate", "900G", "--duration", "300ms"], ["--vdev=net_null0", "--no-pci"])
@@ -85,7 +96,7 @@ def null_tx_rate():
     check(any("generator-limited" in n for n in rep["notes"]), f"notes {rep['notes']}")
 
 
-def stuck_device_is_invalid():
+def test_stuck_device_is_invalid():
     # Nobody drains ring1: ring0's TX ring fills (1023 frames) and then accepts nothing.
     _, _, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0", "--count", "1M", "--stall-timeout", "1s"], NO_PCI,
                        expect_rc=4)
@@ -97,7 +108,7 @@ def stuck_device_is_invalid():
     check(q["unsent"] == rep["spec"]["burst"] == 64 and q["backpressure"] > 0, f"queue {q}")
 
 
-def live_latency_per_interval():
+def test_live_latency_per_interval():
     # Two RX queues hand their latency histograms to the control thread every interval: each
     # full interval carries latency, and the intervals add up to the final count exactly.
     _, out, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0,queues=2", "--rx", "ring1,queues=2", "--duration", "2s",
@@ -115,26 +126,8 @@ def live_latency_per_interval():
     check("p50 us" in out and "p99 us" in out, "live lines show latency columns")
 
 
-def ring_jumbo():
+def test_ring_jumbo():
     _, _, _, rep = run(RING_PAIR_ARGS + ["--tx", "ring0", "--rx", "ring1", "--count", "20000", "--size", "9000"],
                        NO_PCI)
     check(rep["totals"]["rx"]["packets"] == 20000 and rep["totals"]["rx"]["bytes"] == 20000 * 9000,
           f"jumbo totals {rep['totals']}")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("ring pair udp ipv4 64B x2 queues", ring_exact, "udp", False, 64)
-    r.case("ring pair tcp ipv4 64B x2 queues", ring_exact, "tcp", False, 64)
-    r.case("ring pair udp ipv6 66B x2 queues", ring_exact, "udp", True, 66)
-    r.case("ring pair tcp ipv6 78B x2 queues", ring_exact, "tcp", True, 78)
-    r.case("ring pair udp ipv4 64B x1 queue", ring_exact, "udp", False, 64, 1)
-    r.case("ring pair jumbo 9000B", ring_jumbo)
-    r.case("live latency per interval, 2 RX queues", live_latency_per_interval)
-    r.case("ring pair vdev loopback", ring_vdev_loopback)
-    r.case("net_null exact count", null_tx_count)
-    r.case("net_null duration and intervals", null_tx_duration)
-    r.case("net_null paced: the request reported, 900 Gpps generator-limited", null_tx_rate)
-    r.case("stuck device: invalid run, honest counts", stuck_device_is_invalid)
-    r.finish()

@@ -6,26 +6,22 @@ receive path) or to the path under test. Exact counts, no timing:
   lost = dropped by this host, nothing unaccounted;
 - the far end going down mid-run: the frames the egress device dropped are never claimed as
   sent, and the run is invalid (exit 4)."""
-import json
-import os
 import subprocess
 import tempfile
-import time
 
-import lrtest
-from lrtest import LINERATE, check
-from testbed import VethBed, unique
+import pytest
 
+from lrtest import LINERATE, check, paced_load, read_json as load
+from testbed import VethBed, sending, unique, wait_stream
 
-def load(path):
-    with open(path) as f:
-        return json.load(f)
+pytestmark = pytest.mark.usefixtures("root")
 
 
-def unbound_queue_counted():
+def test_unbound_queue_counted():
+    rate = paced_load(100_000)  # the socket that is bound must take its half without dropping
     with VethBed(unique("ldq"), same_ns=True, queues=2) as bed, tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", f"{bed.ifa},queues=2",
-                              "--rx", bed.ifb, "--count", "20000", "--rate", "100k", "--json", f"{d}/r.json"],
+                              "--rx", bed.ifb, "--count", "20000", "--rate", str(rate), "--json", f"{d}/r.json"],
                     timeout=60)
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
         rep = load(f"{d}/r.json")
@@ -39,7 +35,7 @@ def unbound_queue_counted():
               r.stdout[-1500:])
 
 
-def unpaced_reconciles():
+def test_unpaced_reconciles():
     with VethBed(unique("ldu"), same_ns=True, queues=2) as bed, tempfile.TemporaryDirectory() as d:
         n = 2_000_000
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", f"{bed.ifa},queues=2",
@@ -58,11 +54,13 @@ def unpaced_reconciles():
               f"{acc['host_rx_dropped']}, its egress device {acc['egress_dropped']}")
 
 
-def far_end_down_is_invalid():
+def test_far_end_down_is_invalid():
     with VethBed(unique("ldf")) as bed, tempfile.TemporaryDirectory() as d:
         p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rate", "100k",
-                                "--duration", "3s", "--json", f"{d}/r.json"])
-        time.sleep(1.5)
+                                "--duration", "3s", "--interval", "100ms", "--json", f"{d}/r.json",
+                                "--json-stream", f"{d}/r.jsonl"])
+        # Sending (an interval with frames sent), with most of the 3 s still to go.
+        wait_stream(f"{d}/r.jsonl", sending, p, what="the first interval with frames sent")
         subprocess.run(["ip", "-n", bed.nsb, "link", "set", bed.ifb, "down"], check=True)
         out = p.communicate(timeout=60)[0]
         check(p.returncode == 4, f"exit {p.returncode}, expected 4 (invalid)\n{out}")
@@ -71,13 +69,3 @@ def far_end_down_is_invalid():
         check(rec["device_dropped"] > 0 and rec["agrees"], f"{rec}")
         check("egress device dropped" in rep["verdict"]["reason"], f"{rep['verdict']}")
         check(rec["device_transmitted"] + rec["device_dropped"] == rep["totals"]["tx"]["packets"], f"{rec}")
-
-
-if __name__ == "__main__":
-    if os.geteuid() != 0:
-        lrtest.skip("needs root")
-    r = lrtest.Results()
-    r.case("frames on a queue without a socket are this host's drops, counted", unbound_queue_counted)
-    r.case("unpaced into a slow receiver: sent = transmitted + dropped, loss attributed", unpaced_reconciles)
-    r.case("far end down mid-run: the egress device's drops make the run invalid", far_end_down_is_invalid)
-    r.finish()

@@ -10,13 +10,16 @@ import os
 import subprocess
 import tempfile
 
-import lrtest
+import pytest
+
 from lrtest import HUGEPAGES, LINERATE, RING_PAIR_ARGS, check
+
+pytestmark = pytest.mark.usefixtures("hugepages")
 
 EAL = ["--no-pci", "--in-memory", "--no-telemetry"]
 
 
-def no_hugepages():
+def test_no_hugepages():
     with open(HUGEPAGES) as f:
         before = f.read().strip()
     try:
@@ -31,7 +34,7 @@ def no_hugepages():
     check("no free hugepages" in p.stderr and "nr_hugepages" in p.stderr and "--no-huge" in p.stderr, p.stderr)
 
 
-def pool_below_the_rings():
+def test_pool_below_the_rings():
     p = subprocess.run([LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--count", "1000",
                         "--mbufs", "100", "--descriptors", "1024", "--", *EAL], capture_output=True, text=True,
                        timeout=60)
@@ -39,7 +42,7 @@ def pool_below_the_rings():
     check("--mbufs 100 is too small: need at least 2 x descriptors + 4 x burst = 2304" in p.stderr, p.stderr)
 
 
-def pool_at_the_minimum_counts_backpressure():
+def test_pool_at_the_minimum_counts_backpressure():
     with tempfile.TemporaryDirectory() as d:
         rep = os.path.join(d, "r.json")
         p = subprocess.run([LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--count", "2M",
@@ -49,12 +52,3 @@ def pool_at_the_minimum_counts_backpressure():
         with open(rep) as f:
             t = json.load(f)["totals"]
         check(t["tx"]["packets"] == 2_000_000 and t["rx_classes"]["distinct"] == 2_000_000 and t["lost"] == 0, f"{t}")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("no free hugepages", no_hugepages)
-    r.case("an mbuf pool below what the rings need", pool_below_the_rings)
-    r.case("an mbuf pool at the minimum: exact counts under load", pool_at_the_minimum_counts_backpressure)
-    r.finish()

@@ -7,9 +7,12 @@ import json
 import os
 import tempfile
 
-import lrtest
-from lrtest import LINERATE, check
-from testbed import VethBed, unique
+import pytest
+
+from lrtest import LINERATE, check, paced_load
+from testbed import VethBed, receiving, unique, wait_stream
+
+pytestmark = pytest.mark.usefixtures("hugepages")
 
 N = 100_000
 NONCE = "777"
@@ -17,6 +20,8 @@ BPF_DIR = os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf")  # build
 
 
 def run_fault(fault, rx_mode="socket"):
+    # The receiver must take every frame the fault lets through: counts are exact.
+    rate = paced_load(150_000)
     with VethBed(unique("lxf")) as bed, tempfile.TemporaryDirectory() as d:
         obj = os.path.abspath(os.path.join(BPF_DIR, f"tc_fault_{fault}.bpf.o"))
         for cmd in (["tc", "qdisc", "add", "dev", bed.ifa, "clsact"],
@@ -27,9 +32,10 @@ def run_fault(fault, rx_mode="socket"):
         rxp = bed.start(bed.nsb, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--nonce", NONCE,
                                   "--duration", "60s", "--stop-when-idle", "--drain", "1s", "--descriptors", "4096",
                                   "--rx-mode", rx_mode, "--flows", "1",
-                                  "--cpus", "0", "--json", f"{d}/rx.json"])
-        bed.wait_xdp(bed.nsb, bed.ifb, rxp)
-        tx = bed.run(bed.nsa, [LINERATE, "run", "-q", "--tx", "net_af_packet0", "--count", str(N), "--rate", "150k",
+                                  "--cpus", "0", "--json", f"{d}/rx.json", "--interval", "100ms",
+                                  "--json-stream", f"{d}/rx.jsonl"])
+        wait_stream(f"{d}/rx.jsonl", receiving, rxp, what="the receiver's first interval")
+        tx = bed.run(bed.nsa, [LINERATE, "run", "-q", "--tx", "net_af_packet0", "--count", str(N), "--rate", str(rate),
                                "--nonce", NONCE, "--json", f"{d}/tx.json", "--",
                                f"--vdev=net_af_packet0,iface={bed.ifa},qdisc_bypass=0", "--no-pci", "--lcores=0@0,1@1"],
                      timeout=120)
@@ -49,45 +55,34 @@ def run_fault(fault, rx_mode="socket"):
     return streams[0], rep["totals"]["rx_classes"]
 
 
-def drop_every_10th():
+def test_drop_every_10th():
     s, c = run_fault("drop")
     check(s["lost"] == N // 10 and s["received"] == N - N // 10, f"stream {s}")
     check(s["reordered"] == 0 and s["duplicates"] == 0 and c["malformed"] == 0, f"stream {s} classes {c}")
 
 
-def drop_seen_by_xdp_sink():
+def test_drop_seen_by_xdp_sink():
     s, c = run_fault("drop", rx_mode="xdp")
     check(s["lost"] == N // 10 and s["received"] == N - N // 10, f"stream {s}")
     check(s["lost_basis"] == "sequence gaps", f"basis {s['lost_basis']}")
 
 
-def duplicate_every_1000th():
+def test_duplicate_every_1000th():
     s, c = run_fault("dup")
     check(s["duplicates"] == N // 1000, f"duplicates {s['duplicates']}, expected {N // 1000}")
     check(s["received"] == N and s["lost"] == 0 and s["reordered"] == 0, f"stream {s}")
     check(c["ours"] == N + N // 1000, f"classes {c}")
 
 
-def swap_adjacent_pairs():
+def test_swap_adjacent_pairs():
     s, c = run_fault("swap")
     check(s["reordered"] == N // 2, f"reordered {s['reordered']}, expected {N // 2}")
     check(s["lost"] == 0 and s["received"] == N and s["duplicates"] == 0, f"stream {s}")
     check(c["malformed"] == 0, f"checksums fixed by the program must verify: {c}")
 
 
-def corrupt_one_byte():
+def test_corrupt_one_byte():
     s, c = run_fault("corrupt")
     check(c["malformed"] == N // 500, f"malformed {c['malformed']}, expected {N // 500}")
     check(c["ours"] == N - N // 500, f"ours {c['ours']}: a corrupted frame must never count as ours")
     check(s["received"] == N - N // 500 and s["lost"] == N // 500, f"stream {s}")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("drop every 10th: lost = N/10", drop_every_10th)
-    r.case("drop every 10th, XDP counting sink: lost = N/10", drop_seen_by_xdp_sink)
-    r.case("duplicate every 1000th: duplicates exact", duplicate_every_1000th)
-    r.case("swap adjacent pairs: reordered = N/2, lost 0", swap_adjacent_pairs)
-    r.case("corrupt a byte: malformed, never ours", corrupt_one_byte)
-    r.finish()

@@ -5,8 +5,11 @@ import os
 import subprocess
 import tempfile
 
-import lrtest
+import pytest
+
 from lrtest import check, run
+
+pytestmark = pytest.mark.usefixtures("hugepages", "scapy")
 
 HOSTILE = r'''
 import random, sys
@@ -35,7 +38,7 @@ MALFORMED = 40  # the frames above with room for a signature that carry this run
 HOSTILE_TOTAL = 100
 
 
-def replay_of_earlier_run():
+def test_replay_of_earlier_run():
     """An earlier run's frames are foreign, also when its nonce shares the 16 bits the signature
     carries (the other 16 are in the IP header)."""
     with tempfile.TemporaryDirectory() as d:
@@ -71,7 +74,7 @@ wrpcap(sys.argv[1], [frame(i) for i in range(1000)] + [frame(10**12)])
 '''
 
 
-def far_off_sequence_is_an_anomaly():
+def test_far_off_sequence_is_an_anomaly():
     """One valid frame with this run's nonce and a sequence 10^12 ahead must not add 10^12
     lost to a receive-only run: it is reported as an anomaly."""
     with tempfile.TemporaryDirectory() as d:
@@ -86,7 +89,7 @@ def far_off_sequence_is_an_anomaly():
         check(rep["verdict"]["result"] == "pass", f"{rep['verdict']}")
 
 
-def hostile_frames():
+def test_hostile_frames():
     with tempfile.TemporaryDirectory() as d:
         pcap = os.path.join(d, "hostile.pcap")
         r = subprocess.run(["/usr/bin/python3", "-c", HOSTILE, pcap, "3000200"], capture_output=True, text=True)
@@ -105,14 +108,3 @@ def hostile_frames():
             [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
         n = subprocess.run(["tshark", "-r", cap], capture_output=True, text=True).stdout.count("\n")
         check(n == MALFORMED, f"{n} frames captured, {MALFORMED} malformed")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    if not os.path.exists("/usr/bin/python3") or subprocess.run(["/usr/bin/python3", "-c", "import scapy"]).returncode:
-        lrtest.skip("needs Debian's python3-scapy")
-    r = lrtest.Results()
-    r.case("replay of an earlier run is foreign", replay_of_earlier_run)
-    r.case("hostile frames with the magic are never ours", hostile_frames)
-    r.case("a far-off sequence is an anomaly, not loss", far_off_sequence_is_an_anomaly)
-    r.finish()

@@ -10,15 +10,16 @@ import os
 import re
 import subprocess
 import tempfile
-import time
 import urllib.request
 
 import jsonschema
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-import lrtest
 from lrtest import LINERATE, NO_PCI, RING_PAIR_ARGS, check
-from testbed import VethBed, unique
+from testbed import VethBed, sending, unique, wait_stream, wait_until
+
+pytestmark = pytest.mark.usefixtures("hugepages")
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "report.schema.json")
 with open(SCHEMA_PATH) as f:
@@ -60,19 +61,38 @@ def tx_total(m):
                if name == "linerate_packets_total" and dict(labels).get("direction") == "tx")
 
 
-def run_outputs():
+def scrape_when(port, ready, proc, what):
+    """Scrapes until ready(metrics) (the exporter serves what the stream already showed)."""
+    got = {}
+
+    def once():
+        try:
+            got["m"] = scrape(port)
+        except OSError:  # not serving yet
+            return False
+        return ready(got["m"])
+    wait_until(once, 10, what, proc, poll=0.05)
+    return got["m"]
+
+
+def test_run_outputs():
     port = 9460 + os.getpid() % 30
     with tempfile.TemporaryDirectory() as d:
+        stream = f"{d}/r.jsonl"
         cmd = [LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--rate", "200k",
                "--duration", "1500ms", "--trials", "2", "--interval", "250ms", "--json", f"{d}/r.json",
-               "--json-stream", f"{d}/r.jsonl", "--csv", f"{d}/r.csv", "--metrics", str(port), "--", *NO_PCI]
+               "--json-stream", stream, "--csv", f"{d}/r.csv", "--metrics", str(port), "--", *NO_PCI]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
-        m1 = scrape(port)
+        # The first trial is sending: its interval went to the stream, and to the exporter.
+        wait_stream(stream, lambda x: sending(x, trial=0), p, what="the first trial's first interval")
+        m1 = scrape_when(port, lambda m: tx_total(m) > 0, p, "the first trial's frames in the metrics")
         # --metrics PORT without an address: loopback only, nothing on the other interfaces.
         check(listening(port) == ["0100007F"], f"listening on {listening(port)} (hex), expected only 127.0.0.1")
-        time.sleep(1.4)  # into the second trial: the first one's latency histogram is there
-        m2 = scrape(port)
+        # Into the second trial (the first one's latency histogram is there once it ended) and
+        # its first interval with frames sent.
+        wait_stream(stream, lambda x: sending(x, trial=1), p, what="the second trial's first interval")
+        m2 = scrape_when(port, lambda m: m.get(("linerate_rate_packets_per_second", (("direction", "tx"),)), 0) > 0,
+                         p, "the second trial's rate in the metrics")
         out, err = p.communicate(timeout=60)
         check(p.returncode == 0, f"exit {p.returncode}\n{out}{err}")
         with open(f"{d}/r.json") as f:
@@ -113,7 +133,7 @@ def run_outputs():
               "CSV RX adds up")
 
 
-def json_lines_on_stdout():
+def test_json_lines_on_stdout():
     with tempfile.TemporaryDirectory():
         p = subprocess.run([LINERATE, "run", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--count", "100k",
                             "--interval", "100ms", "--json-stream", "-", "--", *NO_PCI],
@@ -124,7 +144,7 @@ def json_lines_on_stdout():
         check("TX total" in p.stderr, "the console went to stderr")
 
 
-def procedure_outputs():
+def test_procedure_outputs():
     with tempfile.TemporaryDirectory() as d:
         p = subprocess.run([LINERATE, "sweep", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--sizes",
                             "64,1518", "--count", "20k", "--json", f"{d}/s.json", "--json-stream", f"{d}/s.jsonl",
@@ -154,7 +174,7 @@ def chromium():
     return None
 
 
-def html_report_renders():
+def test_html_report_renders():
     """`linerate report` on a run and on a sweep: a real browser (headless Chromium) loads the
     page from a file; every chart drew, no script error, and a screenshot is taken."""
     browser = chromium()
@@ -193,7 +213,7 @@ def html_report_renders():
         check(p.returncode == 2 and "not a linerate JSON report" in p.stderr, f"{p.returncode} {p.stderr}")
 
 
-def on_terminal(args, env=None):
+def on_terminal(args, env=None, exit_codes=(0,)):
     """Runs linerate with its stdout on a pseudo-terminal; returns what it wrote there."""
     import pty
     master, slave = pty.openpty()
@@ -211,11 +231,12 @@ def on_terminal(args, env=None):
         out += chunk
     p.wait(timeout=60)
     os.close(master)
-    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr.read()}")
-    return out.decode(errors="replace")
+    text = out.decode(errors="replace")
+    check(p.returncode in exit_codes, f"exit {p.returncode}: {p.stderr.read()}\n{text[-2000:]}")
+    return text
 
 
-def live_table_on_a_terminal():
+def test_live_table_on_a_terminal():
     """On a terminal the live table redraws in place (cursor up, clear line), per queue, with the
     drops by cause and a progress line; colours unless NO_COLOR; piped, plain lines as before."""
     args = ["run", *RING_PAIR_ARGS, "--tx", "ring0,queues=2", "--rx", "ring1,queues=2", "--rate", "200k",
@@ -230,14 +251,15 @@ def live_table_on_a_terminal():
     check("\x1b[1m" not in plain and "\x1b[2K" in plain, "NO_COLOR: no colours, still redrawn")
     piped = subprocess.run([LINERATE, *args], capture_output=True, text=True, timeout=60).stdout
     check("\x1b" not in piped and "TX Mpps" in piped, "piped: plain interval lines")
-    # A procedure's table says which trial runs and why (a search: its bounds and phase).
+    # A procedure's table says which trial runs and why (a search: its bounds and phase). Its
+    # outcome is not this test's: a host too busy to pace 100 kpps ends it invalid (exit 4).
     proc = on_terminal(["throughput", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--max-rate", "100k",
                         "--trial-duration", "500ms", "--initial-duration", "200ms", "--width", "5",
-                        "--rate-tolerance", "5", "--interval", "100ms", "--", *NO_PCI])
+                        "--rate-tolerance", "5", "--interval", "100ms", "--", *NO_PCI], exit_codes=(0, 4))
     check("procedure: the maximum load first" in proc and "trial 1, 64 B, 100 kpps" in proc, proc[-2000:])
 
 
-def capture_matches_and_changes_nothing():
+def test_capture_matches_and_changes_nothing():
     """--capture writes a pcap tshark reads, with the frames that were sent, and the counts
     are the same with and without it."""
     with tempfile.TemporaryDirectory() as d:
@@ -278,23 +300,10 @@ def capture_matches_and_changes_nothing():
             check(json.load(f)["totals"]["tx"]["packets"] == 10000, "the count is unchanged")
 
 
-def afxdp_report_valid():
+def test_afxdp_report_valid():
     with VethBed(unique("lxo"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
                               "--count", "50k", "--rate", "100k", "--json", f"{d}/r.json"], timeout=60)
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stderr}")
         with open(f"{d}/r.json") as f:
             valid(json.load(f), "afxdp run report")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("run: JSON report, JSON lines, CSV and Prometheus agree", run_outputs)
-    r.case("--json-stream -: only JSON on stdout", json_lines_on_stdout)
-    r.case("sweep: report, lines and the per-trial and per-size tables", procedure_outputs)
-    r.case("afxdp: the report matches the schema", afxdp_report_valid)
-    r.case("report: the HTML page renders every chart in headless Chromium", html_report_renders)
-    r.case("live table on a terminal, plain lines when piped, NO_COLOR", live_table_on_a_terminal)
-    r.case("--capture: pcaps of what was received and sent, the counts unchanged", capture_matches_and_changes_nothing)
-    r.finish()

@@ -8,11 +8,13 @@ import json
 import os
 import random
 import tempfile
-import time
 
-import lrtest
-from lrtest import LINERATE, check
-from testbed import VethBed, unique
+import pytest
+
+from lrtest import LINERATE, check, paced_load
+from testbed import VethBed, sending, unique, wait_stream
+
+pytestmark = pytest.mark.usefixtures("hugepages", "setpriv")
 
 NEEDED = ["net_admin", "net_raw", "bpf", "perfmon", "ipc_lock"]
 # What a run keeps after setup: nothing with AF_XDP sockets; with live frames, what loading
@@ -42,18 +44,25 @@ def thread_caps(pid):
     return out
 
 
-def measurement_as_nobody(engine):
+@pytest.mark.parametrize("engine", ["socket", "live"])
+def test_measurement_as_nobody(engine):
+    """As uid 65534 with only the needed capabilities: AF_XDP sockets keep none after setup;
+    live frames keep CAP_NET_ADMIN, CAP_BPF and CAP_PERFMON."""
     with VethBed(unique("lpv"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         os.chmod(d, 0o777)
         port = random.randint(20000, 40000)
-        # Live frames are paced per 50 ms call: unpaced, so the run still lasts over 1.5 s.
-        pace = ["--rate", "100k"] if engine == "socket" else []
-        count = "300000" if engine == "socket" else "3M"
+        # Paced, so the run lasts a while (live frames: per 50 ms call; an unpaced call lasts
+        # until the count is sent, longer than --stall-timeout on a busy host).
+        rate = 100_000 if engine == "socket" else paced_load(200_000)
+        pace = ["--rate", str(rate)]
+        count = "300000" if engine == "socket" else str(2 * rate)
         argv = as_nobody(NEEDED, None) + ["run", "-q", "--backend", "afxdp", "--tx-engine", engine, "--tx", bed.ifa,
                                           "--rx", bed.ifb, "--count", count, *pace,
-                                          "--metrics", f"127.0.0.1:{port}", "--json", f"{d}/r.json"]
+                                          "--metrics", f"127.0.0.1:{port}", "--json", f"{d}/r.json",
+                                          "--interval", "100ms", "--json-stream", f"{d}/r.jsonl"]
         p = bed.start(bed.nsa, argv)
-        time.sleep(1.5)  # set up and sending
+        # Set up and sending: every thread there is (workers, the metrics server's) exists.
+        wait_stream(f"{d}/r.jsonl", sending, p, what="the first interval with frames sent")
         caps = thread_caps(p.pid)  # ip netns exec, sh and setpriv exec: the pid is linerate's
         uid = [line.split()[1] for line in open(f"/proc/{p.pid}/status") if line.startswith("Uid:")]
         out, _ = p.communicate(timeout=60)
@@ -76,7 +85,7 @@ def measurement_as_nobody(engine):
         check(not bed.xdp_attached(bed.nsa, bed.ifa) and not bed.xdp_attached(bed.nsa, bed.ifb), "XDP left attached")
 
 
-def missing_capability_named():
+def test_missing_capability_named():
     with VethBed(unique("lpv"), same_ns=True) as bed:
         for cap in ("bpf", "net_raw", "net_admin", "perfmon"):
             caps = [c for c in NEEDED if c != cap]
@@ -87,7 +96,7 @@ def missing_capability_named():
             check(not bed.xdp_attached(bed.nsa, bed.ifa), "XDP left attached")
 
 
-def memlock_too_low_named():
+def test_memlock_too_low_named():
     with VethBed(unique("lpv"), same_ns=True) as bed:
         caps = [c for c in NEEDED if c != "ipc_lock"]
         r = bed.run(bed.nsa, as_nobody(caps, None, memlock=65536) + ["run", "-q", "--backend", "afxdp", "--tx",
@@ -102,7 +111,7 @@ def memlock_too_low_named():
         check(r.returncode == 0, f"with CAP_IPC_LOCK: exit {r.returncode}\n{r.stdout}{r.stderr}")
 
 
-def probe_lists_held_and_missing():
+def test_probe_lists_held_and_missing():
     with VethBed(unique("lpv"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         os.chmod(d, 0o777)
         caps = [c for c in NEEDED if c not in ("bpf", "ipc_lock")]
@@ -112,17 +121,3 @@ def probe_lists_held_and_missing():
             c = json.load(f)["capabilities"]
         check(set(c["missing"]) == {"CAP_BPF", "CAP_IPC_LOCK"}, f"{c}")
         check(set(c["held"]) == {"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_PERFMON"}, f"{c}")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    if not os.path.exists("/usr/bin/setpriv"):
-        lrtest.skip("needs setpriv (util-linux)")
-    r = lrtest.Results()
-    r.case("as uid 65534 with only the needed capabilities, AF_XDP sockets: none kept", measurement_as_nobody,
-           "socket")
-    r.case("as uid 65534, live frames: CAP_NET_ADMIN, CAP_BPF, CAP_PERFMON kept", measurement_as_nobody, "live")
-    r.case("a missing capability is named, nothing left attached", missing_capability_named)
-    r.case("RLIMIT_MEMLOCK below the UMEM without CAP_IPC_LOCK is named", memlock_too_low_named)
-    r.case("probe lists held and missing capabilities", probe_lists_held_and_missing)
-    r.finish()

@@ -4,19 +4,21 @@ through a device under test of known capacity (an XDP token bucket in a middle n
 whose own counters must add up to linerate's trials); sweeps with exact counts per row; the
 latency, frame-loss and back-to-back procedures; profiles run by `check`, with JUnit output.
 The timing (the paced rates as the receiver counted them, burst and poisson departures checked
-statistically against the sender's timestamps) is test_timing.py's, on runs of rate_once."""
+statistically against the sender's timestamps, how close the NDR comes to the DUT's capacity)
+is test_timing.py's, on runs of rate_once and throughput_ndr. Paced runs whose point is not the
+rate go at a quarter of what the test bed holds (lrtest.paced_load)."""
 import json
 import os
-import subprocess
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 
-import lrtest
-from lrtest import LINERATE, check
+import jsonschema
+import pytest
+
+from lrtest import LINERATE, check, paced_load, read_json as load
 from testbed import DutBed, VethBed, unique
 
-import jsonschema
+pytestmark = pytest.mark.usefixtures("hugepages")
 
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "report.schema.json")) as _f:
     SCHEMA = json.load(_f)
@@ -28,12 +30,7 @@ DUT_RATE, DUT_BURST = 100_000, 256  # the device under test's capacity (pps) and
 # host a preempted sender misses that now and then, so these tests allow 0.5 % (still well
 # inside the 1-2 % goal widths) rather than let one noisy trial fail the suite.
 TOL = ["--rate-tolerance", "0.5"]
-
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
+RATES = {"10k": 10_000, "100k": 100_000, "500k": 500_000}  # at most: paced_load caps them
 
 
 def backend_args(backend, bed, tx, rx=None):
@@ -49,15 +46,16 @@ def rate_once(bed, backend, rate):
     rx_packets samples, (monotonic time, frames since the start), and linerate's report:
     test_timing.py measures the rate from them."""
     n = int(rate * 2)
-    sampler = bed.start_rx_counter(bed.nsb, bed.ifb)
-    time.sleep(0.3)  # its first sample is the base
+    sampler = bed.start_rx_counter(bed.nsb, bed.ifb)  # returns with the base sample read
     args, eal = backend_args(backend, bed, bed.ifa)
     with tempfile.TemporaryDirectory() as d:
         r = bed.run(bed.nsa, [LINERATE, "run", "-q", *args, "--count", str(n), "--rate", str(rate),
                               "--json", f"{d}/r.json"] + (["--"] + eal if eal else []), timeout=60)
+        if r.returncode != 0:
+            sampler.kill()
         check(r.returncode == 0, f"{backend} {rate}: exit {r.returncode}\n{r.stdout}{r.stderr}")
         rep = load(f"{d}/r.json")
-    time.sleep(0.5)  # the last frames counted, then stop sampling (however long the run took)
+    sampler.wait_count(n)  # the last frames counted (and a sample more), however long the run took
     samples = bed.stop_rx_counter(sampler)
     base = samples[0][1]
     got = samples[-1][1] - base
@@ -67,12 +65,14 @@ def rate_once(bed, backend, rate):
     return [(t, c - base) for t, c in samples], rep
 
 
-def rate_exact(backend):
+@pytest.mark.parametrize("rate", RATES)  # at most 10k, 100k, 500k pps
+@pytest.mark.parametrize("backend", ["afxdp", "dpdk"])
+def test_rate_exact(backend, rate):
     """A count run at each rate sends exactly N, and the receiving interface (its own
     rx_packets, sampled in its namespace) counts exactly N."""
+    pps = paced_load(RATES[rate])
     with VethBed(unique("lpr")) as bed:
-        for rate in (10_000, 100_000, 500_000):
-            rate_once(bed, backend, rate)
+        rate_once(bed, backend, pps)
 
 
 def dut_run(bed, backend, procedure, extra, timeout=600):
@@ -97,8 +97,11 @@ def dut_accounts_for(bed, rep):
 
 
 def throughput_ndr(backend, search="mlr", width=1.0):
-    """The NDR found through a DUT of capacity R is within the goal width of R (plus the
-    bucket's burst over a trial: R + B / T is what the DUT really forwards loss-free)."""
+    """RFC 2544 throughput through a DUT of capacity R: every frame accounted for by the DUT's
+    own counters, a regular goal bounding the NDR, every trial saying why it ran, the answer
+    confirmed at full length (asserted). Returns the NDR in pps and the slack the DUT allows
+    (test_timing.py checks that it is within the goal width of R, plus the bucket's burst over a
+    trial: R + B / T is what the DUT really forwards loss-free)."""
     with DutBed(unique("lpd")) as bed:
         bed.start_dut(DUT, DUT_RATE, DUT_BURST)
         r, rep = dut_run(bed, backend, "throughput", ["-q", *TOL, "--search", search, "--max-rate", "200k",
@@ -111,14 +114,25 @@ def throughput_ndr(backend, search="mlr", width=1.0):
     slack = width / 100 * DUT_RATE + DUT_BURST / 1.0
     print(f"     {backend} {search}: NDR {ndr:,.0f} pps for a DUT of {DUT_RATE:,} pps, {len(rep['trials'])} trials, "
           f"{rep['rows'][0]['trial_seconds']:.1f} trial-s")
-    check(abs(ndr - DUT_RATE) <= slack, f"NDR {ndr} pps, the DUT forwards {DUT_RATE} (+{DUT_BURST} burst)")
     check(goal["regular"] and goal["lower_bound"]["pps"] <= ndr <= goal["upper_bound"]["pps"], f"goal {goal}")
     check(all(t["why"] and "valid" in t for t in rep["trials"]), "every trial says why it was run")
     check(rep["trials"][-1]["duration_s"] == 1.0 or search == "binary", "the answer is confirmed at full length")
     check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}")
+    return ndr, slack
 
 
-def rfc2544_others():
+# case -> (backend, search, goal width %)
+NDR = {"mlr_afxdp": ("afxdp", "mlr", 1.0), "mlr_dpdk": ("dpdk", "mlr", 1.0), "binary_afxdp": ("afxdp", "binary", 2.0)}
+
+
+@pytest.mark.usefixtures("dut_program")
+@pytest.mark.parametrize("case", NDR)  # one case per key
+def test_throughput_ndr(case):
+    throughput_ndr(*NDR[case])
+
+
+@pytest.mark.usefixtures("dut_program")
+def test_rfc2544_others():
     """back-to-back: the DUT's bucket B at twice its rate passes 2B frames whole; frame-loss:
     the loss at each load above R is what the bucket lets through, the walk stops after two
     clean steps; latency: per size, at a given rate, every trial's frames."""
@@ -156,12 +170,14 @@ def rfc2544_others():
         check(len(rep["checks"]) == 2 and all(c["pass"] for c in rep["checks"]), f"checks {rep['checks']}")
 
 
-def sweep_exact(backend):
+@pytest.mark.parametrize("backend", ["afxdp", "dpdk"])
+def test_sweep_exact(backend):
+    rate = paced_load(100_000)  # every frame of every row must arrive
     with VethBed(unique("lps"), same_ns=True) as bed:
         args, eal = backend_args(backend, bed, bed.ifa, bed.ifb)
         with tempfile.TemporaryDirectory() as d:
             r = bed.run(bed.nsa, [LINERATE, "sweep", "-q", *args, "--sizes", "64,512,1500", "--count", "20000",
-                                  "--rate", "100k", "--json", f"{d}/r.json"] + (["--"] + eal if eal else []),
+                                  "--rate", str(rate), "--json", f"{d}/r.json"] + (["--"] + eal if eal else []),
                         timeout=120)
             check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
             rep = load(f"{d}/r.json")
@@ -171,11 +187,25 @@ def sweep_exact(backend):
         check("1500B" in r.stdout and "512B" in r.stdout, "a table row per size")
 
 
-def check_profiles():
+PROFILE = os.path.join(SRC, "config", "testbed.toml")
+# The profile's thresholds on rate, received rate and latency are timing (a busy host's sender
+# falls behind a 20 kpps pace): here they are opened wide on the command line, so the checks'
+# outcomes are decided by what is tested; the profile as it is: test_timing.py's, on check_profile.
+def untimed(min_throughput="1kpps"):
+    return ["--max-rate-error", "100", "--min-throughput", min_throughput, "--max-latency-p99", "10s"]
+
+
+def check_profile(bed, extra, junit):
+    """`linerate check config/testbed.toml` on the bed's ports with `extra` options."""
+    return bed.run(bed.nsa, [LINERATE, "check", PROFILE, "--tx", bed.ifa, "--rx", bed.ifb, *extra,
+                             "--junit", junit], timeout=120)
+
+
+def test_check_profiles():
     """config/testbed.toml with its ports overridden on the command line: passes, then fails
     a threshold given on the command line; the JUnit file has a testcase per check."""
     with VethBed(unique("lpc"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
-        profile = os.path.join(SRC, "config", "testbed.toml")
+        profile = PROFILE
         ports = ["--tx", bed.ifa, "--rx", bed.ifb]
 
         def junit(path):
@@ -197,14 +227,13 @@ def check_profiles():
             check(props["profile"] == profile and props["backend"] == "afxdp", f"properties {props}")
             return s, cases, fails
 
-        r = bed.run(bed.nsa, [LINERATE, "check", profile, *ports, "--junit", f"{d}/ok.xml"], timeout=120)
+        r = check_profile(bed, untimed(), f"{d}/ok.xml")
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
         check(r.stdout.count("PASS ") == 12 and "FAIL" not in r.stdout, r.stdout)
         s, cases, fails = junit(f"{d}/ok.xml")
         check(s.get("name") == "veth test bed acceptance" and len(cases) == 12 and not fails, "12 passing checks")
 
-        r = bed.run(bed.nsa, [LINERATE, "check", profile, *ports, "--min-throughput", "40kpps",
-                              "--junit", f"{d}/fail.xml"], timeout=120)
+        r = check_profile(bed, untimed(min_throughput="40kpps"), f"{d}/fail.xml")
         check(r.returncode == 1, f"exit {r.returncode}, expected 1\n{r.stdout}{r.stderr}")
         check(r.stdout.count("FAIL  received rate") == 3, r.stdout)
         _, cases, fails = junit(f"{d}/fail.xml")
@@ -227,22 +256,3 @@ def check_profiles():
         check(err is not None and err.get("type") == "setup" and "nosuch0" in err.get("message"), "setup error case")
         r = bed.run(bed.nsa, [LINERATE, "check", os.path.join(d, "none.toml")], timeout=30)
         check(r.returncode == 2 and "couldn't read the profile" in r.stderr, f"{r.returncode} {r.stderr}")
-
-
-if __name__ == "__main__":
-    if os.geteuid() != 0:
-        lrtest.skip("needs root")
-    if not os.path.exists(DUT):
-        lrtest.skip(f"no DUT program at {DUT} (built with the AF_XDP backend)")
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("paced counts 10k/100k/500k, afxdp, exact at the receiving veth", rate_exact, "afxdp")
-    r.case("paced counts 10k/100k/500k, dpdk net_af_xdp, exact at the receiving veth", rate_exact, "dpdk")
-    r.case("sweep: a row per size, exact, afxdp", sweep_exact, "afxdp")
-    r.case("sweep: a row per size, exact, dpdk", sweep_exact, "dpdk")
-    r.case("RFC 2544 NDR through a DUT of known capacity, MLRsearch, afxdp", throughput_ndr, "afxdp")
-    r.case("RFC 2544 NDR through a DUT of known capacity, MLRsearch, dpdk", throughput_ndr, "dpdk")
-    r.case("RFC 2544 NDR through a DUT of known capacity, binary search, afxdp", throughput_ndr, "afxdp", "binary", 2.0)
-    r.case("RFC 2544 back-to-back, frame loss, latency through the DUT", rfc2544_others)
-    r.case("check: a profile passes, fails, and bad files are refused; JUnit", check_profiles)
-    r.finish()

@@ -9,9 +9,12 @@ import signal
 import subprocess
 import tempfile
 
-import lrtest
-from lrtest import LINERATE, check
-from testbed import VethBed, unique
+import pytest
+
+from lrtest import LINERATE, check, paced_load
+from testbed import CONSOLE_INTERVAL, OutputWatcher, VethBed, unique
+
+pytestmark = pytest.mark.usefixtures("hugepages")
 
 
 def sender(bed, d, extra, backend="dpdk", lcores="0@0,1@1,2@0"):
@@ -70,6 +73,11 @@ def round_trip(ping=False):
     return lat, float(m.group(2)) * 1e6
 
 
+def test_round_trip():
+    """XDP reflector: all back, latency positive."""
+    round_trip()
+
+
 def transactions(outstanding, backend="dpdk"):
     """20k request/response transactions with `outstanding` in flight: every one answered
     (asserted). Returns the report (test_timing.py checks Little's law on it)."""
@@ -83,29 +91,43 @@ def transactions(outstanding, backend="dpdk"):
     return rep
 
 
-def timeouts_without_reflector(backend="dpdk"):
+@pytest.mark.parametrize("backend,outstanding", [("dpdk", 1), ("dpdk", 8), ("afxdp", 1), ("afxdp", 16)],
+                         ids=["dpdk_1", "dpdk_8", "afxdp_1", "afxdp_16"])
+def test_transactions(backend, outstanding):
+    """Request/response with `outstanding` in flight: every request answered."""
+    transactions(outstanding, backend)
+
+
+@pytest.mark.parametrize("backend", ["dpdk", "afxdp"])
+def test_timeouts_without_reflector(backend):
     with VethBed(unique("lxt")) as bed, tempfile.TemporaryDirectory() as d:
         rep = sender(bed, d, ["--count", "50", "--outstanding", "1", "--response-timeout", "20ms"], backend)
         t = rep["transactions"]
         check(t["answered"] == 0 and t["timeouts"] == 50, f"transactions {t}")
 
 
-def user_space_reflector(backend):
+@pytest.mark.parametrize("backend", ["afxdp", "dpdk"])
+def test_user_space_reflector(backend):
     n = 30_000
+    rate = paced_load(100_000)  # every frame must come back through a user-space process
     with VethBed(unique("lxu")) as bed, tempfile.TemporaryDirectory() as d:
-        cmd = [LINERATE, "reflect", "--backend", backend, "--duration", "120s", "-q", "--json", f"{d}/refl.json"]
+        cmd = [LINERATE, "reflect", "--backend", backend, "--duration", "120s", "--interval", "100ms",
+               "--json", f"{d}/refl.json"]
         if backend == "afxdp":
             cmd += ["--port", bed.ifb, "--cpus", "0"]
         else:
             cmd += ["--port", "net_af_xdp1", "--", f"--vdev=net_af_xdp1,iface={bed.ifb},busy_budget=0", "--no-pci",
                     "--lcores=0@1,1@0"]
         refl = bed.start(bed.nsb, cmd)
-        bed.wait_xdp(bed.nsb, bed.ifb, refl)
+        output = OutputWatcher(refl)
+        # Its workers have run an interval (a live line): the port is set up and polled.
+        output.wait_line(CONSOLE_INTERVAL, what="the reflector's first interval line")
         # Both sender lcores on CPU 1: CPU 0 is the user-space reflector's (two shared cores).
-        rep = sender(bed, d, ["--count", str(n), "--rate", "100k"], lcores="0@0,1@1,2@1")
+        rep = sender(bed, d, ["--count", str(n), "--rate", str(rate)], lcores="0@0,1@1,2@1")
         refl.send_signal(signal.SIGINT)
-        out, _ = refl.communicate(timeout=30)
-        check(refl.returncode == 0, f"reflector exit {refl.returncode}: {out}")
+        refl.wait(timeout=30)
+        out = output.text()
+        check(refl.returncode == 0, f"reflector exit {refl.returncode}: {out[-3000:]}")
         with open(f"{d}/refl.json") as f:
             rr = json.load(f)
     s = rep["streams"][0]
@@ -116,18 +138,3 @@ def user_space_reflector(backend):
     check(rr["totals"]["rx"]["packets"] == n and rr["totals"]["tx"]["packets"] == n,
           f"reflector received {rr['totals']['rx']['packets']}, reflected {rr['totals']['tx']['packets']}")
     check(rr["spec"]["reflect"] is True and rr["verdict"]["result"] == "pass", f"{rr['verdict']}")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("XDP reflector: all back, latency positive", round_trip)
-    r.case("dpdk ping-pong (1 outstanding): every request answered", transactions, 1)
-    r.case("dpdk 8 outstanding: every request answered", transactions, 8)
-    r.case("no reflector: every request times out", timeouts_without_reflector)
-    r.case("afxdp ping-pong: every request answered", transactions, 1, "afxdp")
-    r.case("afxdp 16 outstanding: every request answered", transactions, 16, "afxdp")
-    r.case("afxdp, no reflector: every request times out", timeouts_without_reflector, "afxdp")
-    r.case("user-space reflector, afxdp", user_space_reflector, "afxdp")
-    r.case("user-space reflector, dpdk", user_space_reflector, "dpdk")
-    r.finish()

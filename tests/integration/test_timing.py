@@ -3,25 +3,33 @@ everything a busy shared host (two cores, other tests' busy-polling workers, a c
 push outside its tolerance for a moment without anything being wrong with linerate.
 
 Each case runs the same measurement as the exact test it came from (the functions of
-test_dpdk_ring, test_reflect, test_procedures and test_afxdp), so the counts of every attempt
-are asserted exactly there, and a wrong count fails the case at once, never retried. Only the
-tolerance is retried: a miss is printed with its measured value and the whole measurement runs
-again, 5 s and then 10 s later, up to 3 attempts in all (lrtest.retry_timing); the case fails
-only if all 3 miss. The tolerances and why each check lives here: docs/reliability.md, "Timing
-checks"."""
-import json
+test_dpdk_ring, test_reflect, test_procedures, test_afxdp, test_live and test_link_events), so
+the counts of every attempt are asserted exactly there, and a wrong count fails the case at
+once, never retried. Only the tolerance is retried: a miss is printed with its measured value
+and the whole measurement runs again, 5 s and then 10 s later, up to 3 attempts in all
+(lrtest.retry_timing); the case fails only if all 3 miss. The tolerances and why each check
+lives here: docs/reliability.md, "Timing checks"."""
 import tempfile
 
-import lrtest
-from lrtest import LINERATE, check, retry_timing, timing_check
+import pytest
+
+from lrtest import LINERATE, check, paced_load, read_json, retry_timing, timing_check
 from testbed import VethBed, unique
 
 import test_afxdp
 import test_dpdk_ring
+import test_link_events
+import test_live
 import test_procedures
 import test_reflect
 
+pytestmark = pytest.mark.usefixtures("hugepages")
+
 ATTEMPTS = 3
+
+
+def timed(fn, *a):
+    retry_timing(fn, *a, attempts=ATTEMPTS)
 
 
 def paced_rate():
@@ -64,6 +72,27 @@ def littles_law(outstanding, backend):
                  f"transactions/s x mean RTT = {inflight:.2f}, outstanding {outstanding} (0.2 .. {outstanding * 1.05:.2f})")
 
 
+def test_paced_rate():
+    """net_null paced 2 Mpps: achieved and offered within 3 %."""
+    timed(paced_rate)
+
+
+def test_run_length():
+    """net_null --duration 1200ms: TX ends within 3 s."""
+    timed(run_length)
+
+
+def test_rtt_vs_ping():
+    """XDP reflector: RTT p50 <= ping average."""
+    timed(rtt_vs_ping)
+
+
+@pytest.mark.parametrize("backend,outstanding", [("dpdk", 1), ("dpdk", 8), ("afxdp", 1), ("afxdp", 16)],
+                         ids=["dpdk_1", "dpdk_8", "afxdp_1", "afxdp_16"])
+def test_littles_law(backend, outstanding):
+    timed(littles_law, outstanding, backend)
+
+
 def rate_within(bed, backend, rate):
     """One paced count run (exact counts asserted by rate_once): the rate the receiving veth
     counted between 10 % and 90 % of the frames (its rx_packets sampled every 50 ms, at least
@@ -81,19 +110,22 @@ def rate_within(bed, backend, rate):
                                                         f"linerate reports {100 * own:+.2f} % (tolerance 1 %)")
 
 
-def rate_accuracy(backend):
-    """10k, 100k and 500k pps, each retried on its own."""
+@pytest.mark.parametrize("rate", test_procedures.RATES)  # at most 10k, 100k, 500k pps
+@pytest.mark.parametrize("backend", ["afxdp", "dpdk"])
+def test_rate_accuracy(backend, rate):
+    """The paced rate within 1 %, counted by the receiving veth, at most 10k, 100k, 500k pps:
+    a quarter of what the test bed holds at the most (the rate a busy bed cannot carry is no
+    measure of the pacer)."""
+    pps = paced_load(test_procedures.RATES[rate])
     with VethBed(unique("ltr")) as bed:
-        for rate in (10_000, 100_000, 500_000):
-            retry_timing(rate_within, bed, backend, rate, attempts=ATTEMPTS)
+        retry_timing(rate_within, bed, backend, pps, attempts=ATTEMPTS)
 
 
 def departures(bed, d, pattern):
     r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "20000",
                           "--rate", "10k", "--pattern", pattern, "--seed", "7", "--json", f"{d}/r.json"], timeout=60)
     check(r.returncode == 0, f"{pattern}: exit {r.returncode}\n{r.stderr}")
-    with open(f"{d}/r.json") as f:
-        rep = json.load(f)
+    rep = read_json(f"{d}/r.json")
     check(rep["totals"]["tx"]["packets"] == 20000, f"{pattern}: sent {rep['totals']['tx']['packets']}")
     g = rep["rate"]["departures"]
     print(f"     {pattern}: rate error {rep['rate']['error_pct']:+.2f} %, gaps mean {g['mean_ns'] / 1e3:.1f} us, "
@@ -123,48 +155,93 @@ def burst8(bed, d):
     timing_check(abs(g["mean_ns"] - 100e3) < 3e3, f"burst:8 mean gap {g['mean_ns']} ns")
 
 
-def pattern_statistics():
+@pytest.mark.parametrize("pattern", ["poisson", "burst8"])
+def test_departures(pattern):
+    """burst:8 and poisson departures, statistically."""
     with VethBed(unique("ltp")) as bed, tempfile.TemporaryDirectory() as d:
-        retry_timing(poisson, bed, d, attempts=ATTEMPTS)
-        retry_timing(burst8, bed, d, attempts=ATTEMPTS)
+        retry_timing(poisson if pattern == "poisson" else burst8, bed, d, attempts=ATTEMPTS)
 
 
 def two_process_no_loss(sender, receiver):
-    """N frames at 250 kpps, receiver and sender in two processes (sent == N and the kernel's
-    count asserted by two_process_run): the receiving process kept up, all N received."""
-    got, ports = test_afxdp.two_process_run(sender, receiver, rx_duration="30s")
+    """N frames at the paced load, receiver and sender in two processes (sent == N and the
+    kernel's count asserted by two_process_run): the receiving process kept up, all N received."""
+    got, ports, rate = test_afxdp.two_process_run(sender, receiver, rx_duration="30s")
     print(f"     {sender} -> {receiver}: received {got} of {test_afxdp.N}")
-    timing_check(got == test_afxdp.N, f"received {got} of {test_afxdp.N} at {test_afxdp.RATE} pps; "
+    timing_check(got == test_afxdp.N, f"received {got} of {test_afxdp.N} at {rate} pps; "
                                       f"receiver port counters {ports}")
+
+
+@pytest.mark.parametrize("sender,receiver", [("afxdp", "afxdp"), ("dpdk", "afxdp"), ("afxdp", "dpdk")],
+                         ids=["afxdp_to_afxdp", "dpdk_to_afxdp", "afxdp_to_dpdk"])
+def test_two_process_no_loss(sender, receiver):
+    timed(two_process_no_loss, sender, receiver)
 
 
 def foreign_traffic_no_loss():
     """The same with 20 pings alongside (none counted as ours: asserted by foreign_traffic_run)."""
-    got = test_afxdp.foreign_traffic_run()
+    got, rate = test_afxdp.foreign_traffic_run()
     print(f"     received {got} of {test_afxdp.N} beside the pings")
-    timing_check(got == test_afxdp.N, f"received {got} of {test_afxdp.N} at {test_afxdp.RATE} pps")
+    timing_check(got == test_afxdp.N, f"received {got} of {test_afxdp.N} at {rate} pps")
 
 
-def timed(fn, *a):
-    retry_timing(fn, *a, attempts=ATTEMPTS)
+def test_foreign_traffic_no_loss():
+    timed(foreign_traffic_no_loss)
 
 
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    r = lrtest.Results()
-    r.case("net_null paced 2 Mpps: achieved and offered within 3 %", timed, paced_rate)
-    r.case("net_null --duration 1200ms: TX ends within 3 s", timed, run_length)
-    r.case("XDP reflector: RTT p50 <= ping average", timed, rtt_vs_ping)
-    r.case("dpdk ping-pong (1 outstanding): Little's law", timed, littles_law, 1, "dpdk")
-    r.case("dpdk 8 outstanding: Little's law", timed, littles_law, 8, "dpdk")
-    r.case("afxdp ping-pong: Little's law", timed, littles_law, 1, "afxdp")
-    r.case("afxdp 16 outstanding: Little's law", timed, littles_law, 16, "afxdp")
-    r.case("rate accuracy 10k/100k/500k within 1 %, afxdp, counted by the receiving veth", rate_accuracy, "afxdp")
-    r.case("rate accuracy 10k/100k/500k within 1 %, dpdk net_af_xdp, counted by the receiving veth",
-           rate_accuracy, "dpdk")
-    r.case("burst:8 and poisson departures, statistically", pattern_statistics)
-    r.case("afxdp -> afxdp, two namespaces: no loss at 250 kpps", timed, two_process_no_loss, "afxdp", "afxdp")
-    r.case("dpdk net_af_xdp -> afxdp: no loss at 250 kpps", timed, two_process_no_loss, "dpdk", "afxdp")
-    r.case("afxdp -> dpdk net_af_xdp: no loss at 250 kpps", timed, two_process_no_loss, "afxdp", "dpdk")
-    r.case("foreign traffic beside: no loss at 250 kpps", timed, foreign_traffic_no_loss)
-    r.finish()
+def live_stop_time():
+    """Live frames: the run ends within 2 s of SIGINT (report written, ports closed: asserted by
+    stop_on_sigint)."""
+    took = test_live.stop_on_sigint()
+    timing_check(took < 2.0, f"exit {took:.2f} s after SIGINT (bound 2 s)")
+
+
+def test_live_stops_within_2s():
+    timed(live_stop_time)
+
+
+def link_outage_edges():
+    """The receiving veth held down for 1.5 s (events, outages, egress drops asserted by
+    same_ns_outage): both ports' outages measured 1 to 4 s long (sampled every 10 ms; a slow
+    namespace command on a shared machine), and what the receiver counted meanwhile is what the
+    edges' sampling caught, a few ms of the 100 kpps: under 3000, never the 150000 frames of
+    the outage."""
+    r, tx_port, rx_port = test_link_events.same_ns_outage(None, 1)
+    outages = {o["port"]: o for o in r["link_outages"]}
+    print(f"     outages {[(p, round(o['seconds'], 3)) for p, o in outages.items()]}, "
+          f"received meanwhile {outages[rx_port]['received']}")
+    for o in outages.values():
+        timing_check(1.0 <= o["seconds"] <= 4.0, f"outage {o} (1 to 4 s)")
+    timing_check(outages[rx_port]["received"] < 3000, f"the receiver got frames while down: {outages[rx_port]}")
+
+
+def test_link_outage_length():
+    timed(link_outage_edges)
+
+
+def ndr_band(backend, search, width):
+    """The NDR found through a DUT of capacity R is within the goal width of R, plus the
+    bucket's burst over a trial (the search's other outcomes asserted by throughput_ndr)."""
+    ndr, slack = test_procedures.throughput_ndr(backend, search, width)
+    timing_check(abs(ndr - test_procedures.DUT_RATE) <= slack,
+                 f"NDR {ndr} pps, the DUT forwards {test_procedures.DUT_RATE} (+{test_procedures.DUT_BURST} burst)")
+
+
+@pytest.mark.usefixtures("dut_program")
+@pytest.mark.parametrize("case", test_procedures.NDR)  # one case per key
+def test_ndr_band(case):
+    timed(ndr_band, *test_procedures.NDR[case])
+
+
+def profile_as_is():
+    """config/testbed.toml as it is (a sweep at 20 kpps judged on loss, received rate, rate
+    error and p99 latency): all 12 checks pass."""
+    with VethBed(unique("ltc"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        r = test_procedures.check_profile(bed, [], f"{d}/ok.xml")
+    check(r.returncode in (0, 1), f"exit {r.returncode}\n{r.stdout}{r.stderr}")
+    fails = [line for line in r.stdout.splitlines() if line.startswith("FAIL")]
+    timing_check(r.returncode == 0 and r.stdout.count("PASS ") == 12 and not fails,
+                 f"exit {r.returncode}, {r.stdout.count('PASS ')} of 12 checks passed: {fails}")
+
+
+def test_check_profile_as_is():
+    timed(profile_as_is)

@@ -1,18 +1,36 @@
 """Independent decode: frames linerate sends through DPDK's net_pcap PMD decode in tshark as
 valid Ethernet/IP/UDP or TCP with checksum validation on, with the configured flows."""
 import os
-import shutil
 import subprocess
 import tempfile
 
-import lrtest
+import pytest
+
 from lrtest import check, run
+
+pytestmark = pytest.mark.usefixtures("hugepages", "tshark")
 
 COUNT = 200
 PI_WARN = 0x00600000  # epan/proto.h: PI_NOTE 0x00400000 < PI_WARN < PI_ERROR
 FIELDS = ["frame.len", "vlan.id", "ip.checksum.status", "udp.checksum.status", "tcp.checksum.status",
           "udp.srcport", "tcp.srcport", "ip.src", "ipv6.src", "ip.ttl", "ipv6.hlim", "tcp.flags.syn",
           "_ws.expert.severity"]
+
+
+# case -> (options, frame size, flows, the L4 protocol tshark must find, IPv6, VLAN id)
+CASES = {
+    "udp_ipv4_64": ([], 64, 4, "udp", False, None),
+    "tcp_ipv4_64": (["--proto", "tcp"], 64, 4, "tcp", False, None),
+    "udp_ipv6_66": (["--ipv6"], 66, 4, "udp", True, None),
+    "tcp_ipv6_78": (["--ipv6", "--proto", "tcp"], 78, 4, "tcp", True, None),
+    "udp_ipv4_vlan100_64": (["--vlan", "100"], 64, 8, "udp", False, 100),
+    "udp_ipv4_1518": ([], 1518, 3, "udp", False, None),
+}
+
+
+@pytest.mark.parametrize("case", CASES)  # one case per key
+def test_decode(case):
+    decode(*CASES[case])
 
 
 def decode(extra, size, flows, expect_l4, ipv6=False, vlan=None):
@@ -53,17 +71,3 @@ def decode(extra, size, flows, expect_l4, ipv6=False, vlan=None):
     ports = {r[f"{expect_l4}.srcport"] for r in rows}
     srcs = {r["ipv6.src" if ipv6 else "ip.src"] for r in rows}
     check(len(ports) == flows and len(srcs) == flows, f"{len(ports)} ports / {len(srcs)} sources, expected {flows}")
-
-
-if __name__ == "__main__":
-    lrtest.need_root_and_hugepages()
-    if not shutil.which("tshark"):
-        lrtest.skip("tshark not installed")
-    r = lrtest.Results()
-    r.case("udp ipv4 64", decode, [], 64, 4, "udp")
-    r.case("tcp ipv4 64", decode, ["--proto", "tcp"], 64, 4, "tcp")
-    r.case("udp ipv6 66", decode, ["--ipv6"], 66, 4, "udp", ipv6=True)
-    r.case("tcp ipv6 78", decode, ["--ipv6", "--proto", "tcp"], 78, 4, "tcp", ipv6=True)
-    r.case("udp ipv4 vlan 100 64", decode, ["--vlan", "100"], 64, 8, "udp", vlan=100)
-    r.case("udp ipv4 1518", decode, [], 1518, 3, "udp")
-    r.finish()

@@ -4,6 +4,7 @@
 // trials.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <dirent.h>
 #include <thread>
 
@@ -40,6 +41,14 @@ struct Rows final : result::Sink {
     void trial_started(const result::TrialStart&) override { ++started; }
     void interval(const stats::IntervalRow& r) override { rows.push_back(r); }
     void trial_finished(const result::TrialResult&) override { ++finished; }
+};
+
+// Raises the interrupt flag (what SIGINT does) at the trial's first interval: the trial is running.
+struct InterruptAtFirstInterval final : result::Sink {
+    unsigned rows = 0;
+    void interval(const stats::IntervalRow&) override {
+        if (rows++ == 0) engine::request_interrupt();
+    }
 };
 
 std::string all_violations(const result::TrialResult& r) {
@@ -159,7 +168,7 @@ TEST(Session, AHungWorkerMakesTheTrialInvalid) {
     const auto r = session.run_trial(spec.trial(), sink);
     EXPECT_EQ(r.verdict, result::Verdict::invalid);
     EXPECT_NE(all_violations(r).find("rx b queue 0 made no progress"), std::string::npos) << all_violations(r);
-    EXPECT_LT(r.total_seconds, 4.0) << "the watchdog ends the trial";
+    // How soon the watchdog ended the 5 s trial is timing_session.cpp's.
 }
 
 TEST(Session, AFailedWorkerMakesTheTrialInvalid) {
@@ -208,18 +217,13 @@ TEST(Session, AnInterruptEndsTheTrialCleanlyAndStopsTheSession) {
     const auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"duration", {"30s"}}, {"rate", {"100k"}}});
     engine::Session session(loop::make_loop_backend(), spec);
     EXPECT_FALSE(session.interrupted());
-    std::thread t([] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        engine::request_interrupt();
-    });
-    Rows sink;
+    InterruptAtFirstInterval sink;
     const auto r = session.run_trial(spec.trial(), sink);
-    t.join();
     EXPECT_TRUE(r.interrupted);
     EXPECT_TRUE(session.interrupted());
     EXPECT_EQ(r.verdict, result::Verdict::pass) << r.verdict_reason;
     EXPECT_EQ(r.lost, 0u) << "the trial drains before its counters are read";
-    EXPECT_LT(r.total_seconds, 10.0);
+    // That it ends long before its 30 s is timing_session.cpp's.
     // A new session does not inherit it.
     engine::Session next(loop::make_loop_backend(), spec);
     EXPECT_FALSE(next.interrupted());
@@ -272,8 +276,10 @@ TEST(Session, StragglersOfAnEarlierTrialAreFlushedNotCounted) {
     engine::Session session(loop::make_loop_backend(f), spec);
     Rows sink;
     const auto first = session.run_trial(spec.trial(), sink);
+    const auto sent_by = std::chrono::steady_clock::now();  // every frame was on the wire before run_trial returned
     EXPECT_EQ(first.lost, 1000u) << "nothing arrived within the drain";
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // Not a guess: the wire makes each frame visible delay_ns after it was sent.
+    std::this_thread::sleep_until(sent_by + std::chrono::nanoseconds(f.delay_ns));
     const auto second = session.run_trial(spec.trial(), sink);
     EXPECT_EQ(second.flushed_before, 1000u);
     EXPECT_EQ(second.rx.packets, 0u) << "the first trial's frames never count in the second";
