@@ -114,7 +114,14 @@ void Trial::watchdog(const stats::Snapshot& s) {
             continue;
         }
         if (q.state == WorkerState::finished) continue;
-        if (q.polls != wd_.polls[i]) {
+        // Progress is a poll, or a packet counted: the live-frames engine spends a whole unpaced
+        // count inside one kernel call while its watcher thread publishes the frames sent.
+        const bool moved = q.packets != wd_.packets[i];
+        if (moved) {
+            wd_.packets[i] = q.packets;
+            wd_.packets_t[i] = s.t;
+        }
+        if (q.polls != wd_.polls[i] || moved) {
             wd_.polls[i] = q.polls;
             wd_.polls_t[i] = s.t;
         } else if (s.t - wd_.polls_t[i] > spec_.stall_s) {
@@ -124,10 +131,7 @@ void Trial::watchdog(const stats::Snapshot& s) {
         }
         // A reflector sends only what arrives: an idle TX queue is not a stuck one.
         if (id.dir != Dir::tx || spec_.reflect || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
-        if (q.packets != wd_.packets[i]) {
-            wd_.packets[i] = q.packets;
-            wd_.packets_t[i] = s.t;
-        } else if (s.t - wd_.packets_t[i] > spec_.stall_s) {
+        if (!moved && s.t - wd_.packets_t[i] > spec_.stall_s) {
             res_.violations.push_back(fmt::format(
                 "{}: the device accepted no packet for {:.1f}s (link down or stuck queue)", where, spec_.stall_s));
             aborted_ = true;

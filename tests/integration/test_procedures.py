@@ -25,11 +25,15 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 
 DUT = os.environ.get("DUT_POLICER", os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf", "dut_policer"))
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-DUT_RATE, DUT_BURST = 100_000, 256  # the device under test's capacity (pps) and bucket (frames)
-# The generator must offer each trial's load within 0.1 % by default; on the shared 2-core CI
-# host a preempted sender misses that now and then, so these tests allow 0.5 % (still well
-# inside the 1-2 % goal widths) rather than let one noisy trial fail the suite.
-TOL = ["--rate-tolerance", "0.5"]
+DUT_BURST = 256  # the device under test's bucket (frames)
+
+
+def dut_rate():
+    """The device under test's capacity (pps): a quarter of what the bed carries, at most 100
+    kpps, so that the generator holds twice it while the DUT and the receiver share the cores.
+    Every procedure runs at the default --rate-tolerance (0.1 %)."""
+    return paced_load(100_000)
+
 RATES = {"10k": 10_000, "100k": 100_000, "500k": 500_000}  # at most: paced_load caps them
 
 
@@ -99,26 +103,28 @@ def dut_accounts_for(bed, rep):
 def throughput_ndr(backend, search="mlr", width=1.0):
     """RFC 2544 throughput through a DUT of capacity R: every frame accounted for by the DUT's
     own counters, a regular goal bounding the NDR, every trial saying why it ran, the answer
-    confirmed at full length (asserted). Returns the NDR in pps and the slack the DUT allows
+    confirmed at full length (asserted). Returns the NDR in pps, the slack the DUT allows and R
     (test_timing.py checks that it is within the goal width of R, plus the bucket's burst over a
     trial: R + B / T is what the DUT really forwards loss-free)."""
+    rate = dut_rate()
     with DutBed(unique("lpd")) as bed:
-        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, backend, "throughput", ["-q", *TOL, "--search", search, "--max-rate", "200k",
+        bed.start_dut(DUT, rate, DUT_BURST)
+        r, rep = dut_run(bed, backend, "throughput", ["-q", "--search", search, "--max-rate", str(2 * rate),
                                                       "--trial-duration", "1s", "--initial-duration", "0.2s",
                                                       "--width", str(width)])
         check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
         dut_accounts_for(bed, rep)
     goal = rep["rows"][0]["goals"][0]
     ndr = goal["throughput"]["pps"]
-    slack = width / 100 * DUT_RATE + DUT_BURST / 1.0
-    print(f"     {backend} {search}: NDR {ndr:,.0f} pps for a DUT of {DUT_RATE:,} pps, {len(rep['trials'])} trials, "
+    slack = width / 100 * rate + DUT_BURST / 1.0
+    print(f"     {backend} {search}: NDR {ndr:,.0f} pps for a DUT of {rate:,} pps, {len(rep['trials'])} trials, "
           f"{rep['rows'][0]['trial_seconds']:.1f} trial-s")
     check(goal["regular"] and goal["lower_bound"]["pps"] <= ndr <= goal["upper_bound"]["pps"], f"goal {goal}")
     check(all(t["why"] and "valid" in t for t in rep["trials"]), "every trial says why it was run")
     check(rep["trials"][-1]["duration_s"] == 1.0 or search == "binary", "the answer is confirmed at full length")
     check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}")
-    return ndr, slack
+    check(not goal["at_least"], f"the generator holds twice the DUT's rate: {rep['rows'][0]['range']}")
+    return ndr, slack, rate
 
 
 # case -> (backend, search, goal width %)
@@ -131,41 +137,63 @@ def test_throughput_ndr(case):
     throughput_ndr(*NDR[case])
 
 
+def back_to_back(bed, rate):
+    """RFC 2544 back-to-back through the DUT (capacity `rate`, bucket DUT_BURST) at twice its
+    rate, twice; the DUT's counters must account for every frame. Returns the row and how many
+    frames a burst can have and arrive whole: at a load L above R the bucket fills at L - R, so
+    B L / (L - R) (2B at twice R; L is lower only if the generator's ceiling clamped it)."""
+    bed.start_dut(DUT, rate, DUT_BURST)
+    r, rep = dut_run(bed, "afxdp", "back-to-back", ["-q", "--max-rate", str(2 * rate), "--trial-duration", "0.5s",
+                                                     "--repeat", "2"])
+    check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+    dut_accounts_for(bed, rep)
+    row = rep["rows"][0]
+    load = row["load"]["pps"]
+    return row, DUT_BURST * load / (load - rate)
+
+
+def frame_loss(bed, rate):
+    """RFC 2544 frame loss through the DUT from 150 % of its rate down in 10 % steps of 0.5 s;
+    the DUT's counters must account for every frame. Returns the steps, each with the loss the
+    DUT's bucket makes at least (it forwards at most R x 0.5 s + B of what was sent)."""
+    bed.start_dut(DUT, rate, DUT_BURST)
+    r, rep = dut_run(bed, "afxdp", "frame-loss", ["-q", "--max-rate", str(3 * rate // 2), "--trial-duration", "0.5s",
+                                                   "--step", "10"])
+    check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+    dut_accounts_for(bed, rep)
+    steps = rep["rows"][0]["steps"]
+    for st in steps:
+        st["expected_pct"] = max(0.0, 1 - (rate * 0.5 + DUT_BURST) / st["sent"]) * 100
+    return steps
+
+
 @pytest.mark.usefixtures("dut_program")
 def test_rfc2544_others():
-    """back-to-back: the DUT's bucket B at twice its rate passes 2B frames whole; frame-loss:
-    the loss at each load above R is what the bucket lets through, the walk stops after two
-    clean steps; latency: per size, at a given rate, every trial's frames."""
+    """back-to-back: the DUT's bucket B at twice its rate passes between B and 2B frames whole
+    (test_timing.py: within 5 % of 2B, what a sender without stalls gets); frame-loss: at each
+    load above R at least what the bucket cannot let through (test_timing.py: within 1 % of it),
+    the walk stops after two clean steps; latency: per size, at a given rate, every trial's frames."""
+    rate = dut_rate()
     with DutBed(unique("lpo")) as bed:
-        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, "afxdp", "back-to-back", ["-q", *TOL, "--max-rate", "200k", "--trial-duration", "0.5s",
-                                                         "--repeat", "2"])
-        check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
-        dut_accounts_for(bed, rep)
-        row = rep["rows"][0]
-        check(abs(row["mean"] - 2 * DUT_BURST) <= 0.05 * 2 * DUT_BURST, f"back-to-back {row}")
+        row, whole = back_to_back(bed, rate)
+        # Any burst up to the bucket arrives whole; none longer than the bucket's fill allows.
+        check(DUT_BURST <= row["min"] and row["max"] <= whole * 1.02 + 1, f"back-to-back {row}, at most {whole:.0f}")
 
-        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, "afxdp", "frame-loss", ["-q", *TOL, "--max-rate", "150k", "--trial-duration", "0.5s",
-                                                       "--step", "10"])
-        check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
-        dut_accounts_for(bed, rep)
-        steps = rep["rows"][0]["steps"]
-        for s in steps:
-            forwardable = DUT_RATE * 0.5 + DUT_BURST
-            expect = max(0.0, 1 - forwardable / s["sent"]) * 100
-            check(abs(s["frame_loss_pct"] - expect) < 1.0, f"at {s['load_pct']} %: {s['frame_loss_pct']} % lost, "
-                                                            f"expected {expect:.2f}")
-        check([s["frame_loss_pct"] for s in steps[-2:]] == [0, 0], f"ends after two clean steps: {steps}")
+        steps = frame_loss(bed, rate)
+        for st in steps:  # the DUT never forwards more than its rate and bucket allow
+            check(st["frame_loss_pct"] >= st["expected_pct"] - 0.01, f"at {st['load_pct']} %: {st['frame_loss_pct']} "
+                                                                     f"% lost, at least {st['expected_pct']:.2f}")
+        check([st["frame_loss_pct"] for st in steps[-2:]] == [0, 0], f"ends after two clean steps: {steps}")
 
-        bed.start_dut(DUT, DUT_RATE, DUT_BURST)
-        r, rep = dut_run(bed, "afxdp", "latency", ["-q", *TOL, "--rate", "50k", "--sizes", "64,512", "--repeat", "3",
+        bed.start_dut(DUT, rate, DUT_BURST)
+        half = rate // 2
+        r, rep = dut_run(bed, "afxdp", "latency", ["-q", "--rate", str(half), "--sizes", "64,512", "--repeat", "3",
                                                     "--trial-duration", "0.3s", "--max-latency", "1s"])
         check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
         dut_accounts_for(bed, rep)
         check([row["size"] for row in rep["rows"]] == [64, 512], f"rows {rep['rows']}")
         for row in rep["rows"]:
-            check(len(row["per_trial"]) == 3 and row["latency"]["count"] == row["received"] == 3 * 15000,
+            check(len(row["per_trial"]) == 3 and row["latency"]["count"] == row["received"] == 3 * round(half * 0.3),
                   f"latency row {row}")
         check(len(rep["checks"]) == 2 and all(c["pass"] for c in rep["checks"]), f"checks {rep['checks']}")
 
@@ -229,9 +257,12 @@ def test_check_profiles():
 
         r = check_profile(bed, untimed(), f"{d}/ok.xml")
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr}")
-        check(r.stdout.count("PASS ") == 12 and "FAIL" not in r.stdout, r.stdout)
+        # Four checks per size (loss, received rate, rate error, p99 latency) for three sizes and, as
+        # `check` always judges them, the invalid trials the profile allows.
+        check(r.stdout.count("PASS ") == 13 and "FAIL" not in r.stdout and "PASS  invalid trials" in r.stdout,
+              r.stdout)
         s, cases, fails = junit(f"{d}/ok.xml")
-        check(s.get("name") == "veth test bed acceptance" and len(cases) == 12 and not fails, "12 passing checks")
+        check(s.get("name") == "veth test bed acceptance" and len(cases) == 13 and not fails, "13 passing checks")
 
         r = check_profile(bed, untimed(min_throughput="40kpps"), f"{d}/fail.xml")
         check(r.returncode == 1, f"exit {r.returncode}, expected 1\n{r.stdout}{r.stderr}")

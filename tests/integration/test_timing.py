@@ -14,7 +14,7 @@ import tempfile
 import pytest
 
 from lrtest import LINERATE, check, paced_load, read_json, retry_timing, timing_check
-from testbed import VethBed, unique
+from testbed import DutBed, VethBed, unique
 
 import test_afxdp
 import test_dpdk_ring
@@ -221,9 +221,8 @@ def test_link_outage_length():
 def ndr_band(backend, search, width):
     """The NDR found through a DUT of capacity R is within the goal width of R, plus the
     bucket's burst over a trial (the search's other outcomes asserted by throughput_ndr)."""
-    ndr, slack = test_procedures.throughput_ndr(backend, search, width)
-    timing_check(abs(ndr - test_procedures.DUT_RATE) <= slack,
-                 f"NDR {ndr} pps, the DUT forwards {test_procedures.DUT_RATE} (+{test_procedures.DUT_BURST} burst)")
+    ndr, slack, rate = test_procedures.throughput_ndr(backend, search, width)
+    timing_check(abs(ndr - rate) <= slack, f"NDR {ndr} pps, the DUT forwards {rate} (+{test_procedures.DUT_BURST} burst)")
 
 
 @pytest.mark.usefixtures("dut_program")
@@ -232,15 +231,45 @@ def test_ndr_band(case):
     timed(ndr_band, *test_procedures.NDR[case])
 
 
+def back_to_back_band():
+    """The longest burst the DUT passes whole is within 5 % of its bucket's fill, B L / (L - R):
+    a sender stalled inside a burst sends the rest of it late, faster, and loses it sooner."""
+    rate = test_procedures.dut_rate()
+    with DutBed(unique("ltb")) as bed:
+        row, whole = test_procedures.back_to_back(bed, rate)
+    timing_check(abs(row["mean"] - whole) <= 0.05 * whole, f"back-to-back mean {row['mean']}, expected {whole:.0f}")
+
+
+@pytest.mark.usefixtures("dut_program")
+def test_back_to_back_band():
+    timed(back_to_back_band)
+
+
+def frame_loss_band():
+    """At each load of the frame-loss walk the DUT lost within 1 % of what its bucket cannot let
+    through: a sender that stalls for longer than the bucket lasts wastes the DUT's tokens."""
+    rate = test_procedures.dut_rate()
+    with DutBed(unique("ltf")) as bed:
+        steps = test_procedures.frame_loss(bed, rate)
+    for st in steps:
+        timing_check(abs(st["frame_loss_pct"] - st["expected_pct"]) < 1.0,
+                     f"at {st['load_pct']} %: {st['frame_loss_pct']} % lost, expected {st['expected_pct']:.2f}")
+
+
+@pytest.mark.usefixtures("dut_program")
+def test_frame_loss_band():
+    timed(frame_loss_band)
+
+
 def profile_as_is():
     """config/testbed.toml as it is (a sweep at 20 kpps judged on loss, received rate, rate
-    error and p99 latency): all 12 checks pass."""
+    error and p99 latency, and the invalid trials it allows): all 13 checks pass."""
     with VethBed(unique("ltc"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         r = test_procedures.check_profile(bed, [], f"{d}/ok.xml")
     check(r.returncode in (0, 1), f"exit {r.returncode}\n{r.stdout}{r.stderr}")
     fails = [line for line in r.stdout.splitlines() if line.startswith("FAIL")]
-    timing_check(r.returncode == 0 and r.stdout.count("PASS ") == 12 and not fails,
-                 f"exit {r.returncode}, {r.stdout.count('PASS ')} of 12 checks passed: {fails}")
+    timing_check(r.returncode == 0 and r.stdout.count("PASS ") == 13 and not fails,
+                 f"exit {r.returncode}, {r.stdout.count('PASS ')} of 13 checks passed: {fails}")
 
 
 def test_check_profile_as_is():
