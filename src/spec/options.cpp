@@ -19,7 +19,8 @@ std::vector<int> parse_cpus(const std::string& list) {
     while (pos <= list.size()) {
         size_t comma = list.find(',', pos);
         if (comma == std::string::npos) comma = list.size();
-        cpus.push_back(static_cast<int>(parse_uint(list.substr(pos, comma - pos), "--cpus", 0, CPU_SETSIZE - 1)));
+        cpus.push_back(static_cast<int>(
+            parse_uint(std::string_view(list).substr(pos, comma - pos), "--cpus", 0, CPU_SETSIZE - 1, {list, "CPU"})));
         pos = comma + 1;
     }
     return cpus;
@@ -239,6 +240,7 @@ std::vector<OptionDef> make_table() {
                          "ports report no speed (veth, net_null, net_ring); it overrides the ports' own",
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.line_rate_bps = parse_bits_per_second(one(v), "--line-rate");
+                     d.line_rate_typed = one(v);
                  },
                  .show = [](const RunSpec& s, J& j) {
                      j["line_rate_bps"] = s.line_rate_bps > 0 ? J(s.line_rate_bps) : J(nullptr);
@@ -416,10 +418,12 @@ std::vector<OptionDef> make_table() {
                  .apply = [](Draft& d, const Values& v) {
                      const auto& s = one(v);
                      const auto dash = s.find('-');
-                     const auto lo = parse_uint(s.substr(0, dash), "--dst-ports", 1, 65535);
-                     const auto hi = dash == std::string::npos ? lo
-                                                               : parse_uint(s.substr(dash + 1), "--dst-ports", 1, 65535);
-                     if (hi < lo) throw UsageError(fmt::format("invalid --dst-ports \"{}\": the range ends before it starts", s));
+                     const std::string_view sv(s);
+                     const auto lo = parse_uint(sv.substr(0, dash), "--dst-ports", 1, 65535, {s, "port"});
+                     const auto hi = dash == std::string::npos
+                                         ? lo
+                                         : parse_uint(sv.substr(dash + 1), "--dst-ports", 1, 65535, {s, "port"});
+                     if (hi < lo) throw_invalid("--dst-ports", s, "the range ends before it starts");
                      d.spec.frame.dst_port = static_cast<uint16_t>(lo);
                      d.dst_port_hi = static_cast<uint16_t>(hi);
                  }});
@@ -483,16 +487,23 @@ void finalize(Draft& d) {
     if (d.ipv6 && (!f.src_ip.v6 || !f.dst_ip.v6))
         throw UsageError("--ipv6 was given but --src-ip/--dst-ip are IPv4 addresses");
     if (f.src_ip.v6 != f.dst_ip.v6)
-        throw UsageError(fmt::format("--src-ip {} and --dst-ip {} are of different address families", f.src_ip.str(),
-                                     f.dst_ip.str()));
+        throw UsageError(fmt::format("--src-ip {} and --dst-ip {} are of different address families",
+                                     d.src_ip.value_or(f.src_ip.str()), d.dst_ip.value_or(f.dst_ip.str())));
     if (!d.size_given) f.frame_size = packet::min_frame_size(f);
     auto& sizes = s.procedure.sizes;
     if (!sizes.empty() && d.size_given) throw UsageError("--size and --sizes: give one of them");
+    for (unsigned size : sizes)  // as given with --sizes (the frame's own --size is checked when it is built)
+        if (size < packet::min_frame_size(f))
+            throw_invalid("--sizes", s.procedure.sizes_typed,
+                          fmt::format("{} bytes is smaller than this frame kind's smallest ({} bytes)", size,
+                                      packet::min_frame_size(f)));
     if (s.procedure.kind != Procedure::run && sizes.empty()) sizes = {f.frame_size};
     if (!sizes.empty()) {
         f.frame_size = sizes.front();
         s.max_frame_size = std::max(s.max_frame_size, sizes.back());
     }
+    if (const auto physical = spec_ceiling(0, s.tx.size()); s.line_rate_bps > physical.bps)
+        throw_invalid("--line-rate", d.line_rate_typed, "more than " + physical.source);
     s.nonce_given = d.nonce_given;
     if (!d.nonce_given) s.nonce = static_cast<uint32_t>(std::random_device{}());
     // The count bounds a TX run; the watchdog catches a stuck device.

@@ -30,6 +30,7 @@ struct Draft {
     bool size_given = false;  // "min" (the default) is resolved once the frame kind is known
     bool duration_given = false;
     bool nonce_given = false;
+    std::string line_rate_typed;  // --line-rate as given, for its message
     // reflect
     std::string reflect_backend = "xdp";  // xdp (the XDP program alone), afxdp or dpdk
     std::string port;

@@ -13,6 +13,17 @@ uint64_t parse_count(std::string_view s, std::string_view what);
 // Unsigned integer in [lo, hi].
 uint64_t parse_uint(std::string_view s, std::string_view what, uint64_t lo, uint64_t hi);
 
+// A part of a longer value (the queue count of "veth0,queues=0", the step of "64:128:+0"):
+// errors quote the whole value as typed, then name the part ("invalid --tx \"veth0,queues=0\":
+// queues \"0\": must be between 1 and 128").
+struct ValuePart {
+    std::string_view whole;  // the value as typed
+    std::string_view label;  // what the part is: "queues", "the step", "CPU"
+};
+uint64_t parse_uint(std::string_view s, std::string_view what, uint64_t lo, uint64_t hi, const ValuePart& in);
+// A UsageError for the value `s` of option `what`: `invalid WHAT "S": WHY`.
+[[noreturn]] void throw_invalid(std::string_view what, std::string_view s, std::string_view why);
+
 // A port and how many queues to use on it: "NAME" or "NAME,queues=N".
 // NAME is a DPDK device name (net_ring0, 0000:01:00.0) or a numeric port id.
 struct PortQueues {

@@ -17,7 +17,12 @@ std::vector<double> parse_goals(const std::string& list) {
     while (pos <= list.size()) {
         auto comma = list.find(',', pos);
         if (comma == std::string::npos) comma = list.size();
-        out.push_back(parse_percent(list.substr(pos, comma - pos), "--goals") / 100.0);
+        const auto item = list.substr(pos, comma - pos);
+        try {
+            out.push_back(parse_percent(item, "--goals") / 100.0);
+        } catch (const UsageError&) {
+            throw_invalid("--goals", list, fmt::format("goal \"{}\": expected a loss ratio in % between 0 and 100", item));
+        }
         pos = comma + 1;
     }
     return out;
@@ -35,7 +40,10 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  .help = "Frame sizes, one trial (or search) each: a list (64,128,1518), a range LO:HI:*F or LO:HI:+S "
                          "(64:1518:*2), rfc2544 (64 128 256 512 1024 1280 1518) or rfc2544+jumbo (and 9000)",
                  .default_text = "--size", .commands = kProc,
-                 .apply = [](Draft& d, const Values& v) { d.spec.procedure.sizes = parse_sizes(one(v), "--sizes"); },
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.procedure.sizes = parse_sizes(one(v), "--sizes");
+                     d.spec.procedure.sizes_typed = one(v);
+                 },
                  .show = [](const RunSpec& s, J& j) { j["sizes"] = s.procedure.sizes; }});
     t.push_back({.name = "search", .group = "Procedures", .value_name = "METHOD",
                  .help = "throughput: mlr (MLRsearch, RFC 9971: short trials first, full-length ones to decide) or "
@@ -99,8 +107,7 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double w = percent_ratio(v, "--width");
-                     if (w <= 0 || w >= 1) throw UsageError(fmt::format("invalid --width \"{}\": between 0 and 100 %, "
-                                                                        "exclusive", one(v)));
+                     if (w <= 0 || w >= 1) throw_invalid("--width", one(v), "between 0 and 100 %, exclusive");
                      d.spec.procedure.width = w;
                  },
                  .show = [](const RunSpec& s, J& j) { j["width"] = opt(s.procedure.width); }});
@@ -134,7 +141,7 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  .default_text = "100", .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double l = parse_percent(one(v), "--load");
-                     if (l <= 0) throw UsageError("invalid --load \"0\": a load above 0 %");
+                     if (l <= 0) throw_invalid("--load", one(v), "a load above 0 %");
                      d.spec.procedure.latency_load = l / 100.0;
                  },
                  .show = [](const RunSpec& s, J& j) { j["load_pct"] = s.procedure.latency_load * 100.0; }});
@@ -150,7 +157,7 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  .default_text = "10", .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double st = parse_percent(one(v), "--step");
-                     if (st <= 0) throw UsageError("invalid --step \"0\": a step above 0 %");
+                     if (st <= 0) throw_invalid("--step", one(v), "a step above 0 %");
                      d.spec.procedure.step_pct = st;
                  },
                  .show = [](const RunSpec& s, J& j) { j["step_pct"] = s.procedure.step_pct; }});
@@ -162,7 +169,7 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  .default_text = "0.1", .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double t = percent_ratio(v, "--rate-tolerance");
-                     if (t <= 0) throw UsageError("invalid --rate-tolerance \"0\": above 0 %");
+                     if (t <= 0) throw_invalid("--rate-tolerance", one(v), "above 0 %");
                      d.spec.procedure.rate_tolerance = t;
                  },
                  .show = [](const RunSpec& s, J& j) { j["rate_tolerance_pct"] = s.procedure.rate_tolerance * 100; }});

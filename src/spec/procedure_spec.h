@@ -28,6 +28,7 @@ Procedure parse_procedure(std::string_view s, std::string_view what);
 struct ProcedureSpec {
     Procedure kind = Procedure::run;
     std::vector<unsigned> sizes;       // empty: the run's --size
+    std::string sizes_typed;           // --sizes as given, for messages
     // Throughput search.
     std::string search = "mlr";        // mlr (MLRsearch, RFC 9971) or binary (RFC 2544 26.1)
     std::string preset;                // rfc2544, csit, tst009; empty: rfc2544 unless goals are given

@@ -41,7 +41,8 @@ Pattern parse_pattern(std::string_view s, std::string_view what) {
     if (s == "cbr") return {};
     if (s == "poisson") return {Pattern::Kind::poisson, 1};
     if (s.rfind("burst:", 0) == 0)
-        return {Pattern::Kind::burst, static_cast<uint32_t>(parse_uint(s.substr(6), what, 1, 1u << 20))};
+        return {Pattern::Kind::burst,
+                static_cast<uint32_t>(parse_uint(s.substr(6), what, 1, 1u << 20, {s, "the burst length"}))};
     throw UsageError(fmt::format("invalid {} \"{}\": expected cbr, burst:N or poisson", what, s));
 }
 
@@ -53,6 +54,20 @@ RunSpec RunSpec::with_trial(const TrialSpec& t) const {
     s.rate_pps = 0;  // resolved by the session for the trial's frame size
     s.duration_s = t.duration_s;
     return s;
+}
+
+std::vector<unsigned> RunSpec::frame_sizes() const {
+    return procedure.sizes.empty() ? std::vector<unsigned>{frame.frame_size} : procedure.sizes;
+}
+
+void RunSpec::check_rates(const RateCeiling& c, bool percent_needs_line_rate) const {
+    if (!tx_enabled()) return;
+    const std::pair<const RateSpec*, std::string_view> rates[] = {
+        {&rate, "--rate"}, {&procedure.max_rate, "--max-rate"}, {&procedure.min_rate, "--min-rate"}};
+    for (const auto& [r, what] : rates) {
+        if (r->unit == RateSpec::Unit::percent && !c.line_rate && !percent_needs_line_rate) continue;
+        for (unsigned size : frame_sizes()) (void)to_pps(*r, what, size, c);
+    }
 }
 
 void RunSpec::validate() const {
@@ -147,6 +162,7 @@ void RunSpec::validate() const {
     if (th.max_rate_error_pct && !rate.limited() && procedure.kind == Procedure::run)
         throw UsageError("--max-rate-error judges the offered rate against a --rate: give one");
     if (trials < 1) throw UsageError("--trials must be at least 1");
+    check_rates(spec_ceiling(line_rate_bps, tx.size()), false);
     if (pattern.kind != Pattern::Kind::cbr && !rate.limited())
         throw UsageError(fmt::format("--pattern {} spaces departures at a --rate: give one", pattern.str()));
     if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
@@ -175,8 +191,9 @@ void RunSpec::validate_procedure() const {
         auto f = frame;
         f.frame_size = size;
         if (size < packet::min_frame_size(f))
-            throw UsageError(fmt::format("--sizes: {} bytes is smaller than this frame kind's smallest ({} bytes)",
-                                         size, packet::min_frame_size(f)));
+            throw UsageError(fmt::format("--sizes{}: {} bytes is smaller than this frame kind's smallest ({} bytes)",
+                                         p.sizes_typed.empty() ? "" : fmt::format(" \"{}\"", p.sizes_typed), size,
+                                         packet::min_frame_size(f)));
     }
     if (p.min_rate.limited() && p.max_rate.limited() && p.min_rate.unit == p.max_rate.unit &&
         p.min_rate.value >= p.max_rate.value)

@@ -140,6 +140,13 @@ struct RunSpec {
     // This spec with the trial's values in place (frame size, count, rate, duration).
     RunSpec with_trial(const TrialSpec& t) const;
 
+    // The frame sizes the session's trials send: --sizes, else --size.
+    std::vector<unsigned> frame_sizes() const;
+    // Refuses (UsageError) a rate to be offered (--rate, --max-rate, --min-rate) that asks more
+    // than `c` at any of the frame sizes; a rate in % without a line rate only when
+    // `percent_needs_line_rate` (the session, once the ports said their speed).
+    void check_rates(const RateCeiling& c, bool percent_needs_line_rate) const;
+
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;
     void validate_procedure() const;  // part of validate(): what the procedure needs

@@ -231,6 +231,7 @@ void LoopBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& 
         p.driver = "loop";
         p.id = static_cast<uint16_t>(i);
         p.link_up = true;
+        p.link_speed_mbps = sh_.faults.link_speed_mbps;
         infos_.push_back(p);
     }
     slot_ = (spec.session_max_frame() + 63) / 64 * 64;
