@@ -94,6 +94,7 @@ int reflect_in_driver(const spec::Draft& d) {
 
 int ReflectCommand::run() {
     const auto d = spec::build_reflect_draft(opts_.given());
+    if (!d.spec.json_path.empty()) report::check_outputs({{"--json", d.spec.json_path, true}});
     if (d.reflect_backend != "xdp") return reflect_user_space(d.spec);
 #ifdef LINERATE_HAVE_AFXDP
     return reflect_in_driver(d);

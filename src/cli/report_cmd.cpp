@@ -18,6 +18,7 @@ void ReportCommand::add_to(CLI::App& app) {
 }
 
 int ReportCommand::run() {
+    report::check_outputs({{"--output", output_, true}});
     std::ifstream in(input_);
     if (!in) throw UsageError(fmt::format("couldn't read {}", input_));
     nlohmann::json j;

@@ -34,6 +34,8 @@ public:
     // True once a signal asked the run to end: no further trial should start.
     bool interrupted() const;
     unsigned trials_run() const { return trials_; }
+    // Why the --capture file could not be written completely; empty when it could (or none).
+    std::string capture_error() const { return capture_ ? capture_->error() : std::string(); }
 
     const spec::RunSpec& spec() const { return spec_; }
     // The links' L1 bit rate in all: --line-rate, else the sum of the sending ports' link

@@ -1,6 +1,8 @@
 """Bad input gets a precise message and exit code 2 before anything is sent; --help explains."""
+import os
 import socket
 import subprocess
+import tempfile
 
 import lrtest
 from lrtest import check, LINERATE
@@ -60,6 +62,34 @@ def default_route_refused():
         check(r.returncode == 0, f"with --force: exit {r.returncode}: {r.stderr}")
 
 
+def outputs_checked_before_sending():
+    """Every output a command will write is checked before anything is sent (here: before the
+    EAL even starts): exit 2 naming the option, the whole path and why; nothing is created."""
+    with tempfile.TemporaryDirectory() as d:
+        missing = f"{d}/missing/out"
+        eal = ["--", "--vdev=net_null0", "--no-pci"]
+        for opt in ("--json", "--junit", "--csv", "--json-stream"):
+            out = lr("run", "-q", "--tx", "net_null0", "--count", "10", opt, missing, *eal, expect_rc=2)
+            check(f'{opt} "{missing}": cannot write there: the directory "{d}/missing" does not exist' in out, out)
+        out = lr("run", "-q", "--tx", "net_null0", "--rx", "net_null0", "--count", "10", "--capture", d, *eal,
+                 expect_rc=2)
+        check(f'--capture "{d}": cannot write there: it is a directory' in out, out)
+        with open(f"{d}/file", "w") as f:
+            f.write("{}")
+        out = lr("sweep", "-q", "--tx", "net_null0", "--count", "10", "--csv", f"{d}/file/s.csv", *eal, expect_rc=2)
+        check(f'--csv "{d}/file/s.csv": cannot write there: "{d}/file" is not a directory' in out, out)
+        out = lr("run", "-q", "--tx", "net_null0", "--count", "10", "--json", f"{d}/r.json", "--junit",
+                 f"{d}/./r.json", *eal, expect_rc=2)
+        check("are the same file" in out, out)
+        out = lr("report", f"{d}/file", "-o", missing, expect_rc=2)
+        check(f'--output "{missing}": cannot write there' in out, out)
+        out = lr("reflect", "--port", "lo", "--json", missing, expect_rc=2)
+        check(f'--json "{missing}": cannot write there' in out, out)
+        out = lr("probe", "lo", "--json", missing, expect_rc=2)
+        check(f'--json "{missing}": cannot write there' in out, out)
+        check(sorted(os.listdir(d)) == ["file"], f"created: {os.listdir(d)}")
+
+
 def help_text():
     out = lr("run", "--help", expect_rc=0)
     for word in ("--tx", "--rx", "queues=N", "--count", "--duration", "Exit codes", "--vdev"):
@@ -89,6 +119,16 @@ if __name__ == "__main__":
     r.case("percent without line rate", lambda: check("line rate" in lr("run", "--tx", "net_null0", "--rate", "50%",
                                                                         "--count", "10", "--", "--vdev=net_null0",
                                                                         "--no-pci", expect_rc=2), "% needs a line rate"))
+    r.case("a rate above what any port carries", bad, ["--tx", "p", "--rate", "1e30"],
+           "--rate 1e30 asks 1e+30 pps of 64-byte frames: 8.4e+22 % of 800 Gbit/s, the most a port can carry")
+    r.case("a rate above --line-rate", bad, ["--tx", "p", "--line-rate", "10G", "--rate", "20Gbps"],
+           "--rate 20Gbps asks 29.762 Mpps of 64-byte frames: 200 % of the 10 Gbit/s line rate given with --line-rate")
+    r.case("a part of a value quoted whole", bad, ["--tx", "p", "--rate", "1M", "--pattern", "burst:0"],
+           'invalid --pattern "burst:0": the burst length "0": must be between 1 and')
+    r.case("a range step quoted whole", lambda: check('invalid --sizes "64:128:+0": the step "0"' in
+                                                      lr("sweep", "--tx", "p", "--sizes", "64:128:+0", expect_rc=2),
+                                                      "--sizes quoted whole"))
+    r.case("every output path checked before sending", outputs_checked_before_sending)
     r.case("help", help_text)
     lrtest.need_root_and_hugepages()
     r.case("unknown port", unknown_port)

@@ -287,6 +287,36 @@ def afxdp_report_valid():
             valid(json.load(f), "afxdp run report")
 
 
+def failed_writes_named_per_output():
+    """A full disk (a 16 KiB tmpfs filled up, in a mount namespace of its own) and /dev/full:
+    every output names its file and the reason, no temporary file is left, exit 3."""
+    with tempfile.TemporaryDirectory() as d:
+        outs = ["--json", f"{d}/r.json", "--junit", f"{d}/j.xml", "--csv", f"{d}/r.csv", "--json-stream",
+                f"{d}/r.jsonl", "--capture", f"{d}/c.pcap"]
+        sweep = [LINERATE, "sweep", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--sizes", "64",
+                 "--count", "10k", *outs, "--", *NO_PCI]
+        script = (f'mount -t tmpfs -o size=16k none {d} && dd if=/dev/zero of={d}/fill bs=1k count=64 2>/dev/null; '
+                  f'"$@"; rc=$?; echo "files: $(ls -A {d})"; exit $rc')
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *sweep],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 3, f"exit {p.returncode}\n{p.stdout}{p.stderr}")
+        nospace = "No space left on device"
+        for what in (f"the JSON report to {d}/r.json", f"the JUnit file to {d}/j.xml", f"the CSV file {d}/r.csv",
+                     f"the CSV table to {d}/r-trials.csv", f"the CSV table to {d}/r-sizes.csv",
+                     f"the JSON lines file {d}/r.jsonl", f"the capture file {d}/c.pcap"):
+            check(p.stderr.count(f"linerate: error: couldn't write {what}: {nospace}") == 1, f"{what}:\n{p.stderr}")
+        files = p.stdout.split("files: ")[-1].split()
+        check(not [f for f in files if ".tmp" in f], f"temporary files left: {files}")
+        check("64" in p.stdout, "the results were still printed")
+        # Streams on /dev/full: named once each, after a run that otherwise passed.
+        p = subprocess.run([LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--count",
+                            "10k", "--csv", "/dev/full", "--json-stream", "/dev/full", "--capture", "/dev/full",
+                            "--", *NO_PCI], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 3, f"exit {p.returncode}\n{p.stdout}{p.stderr}")
+        for what in ("CSV", "JSON lines", "capture"):
+            check(p.stderr.count(f"couldn't write the {what} file /dev/full: {nospace}") == 1, f"{what}:\n{p.stderr}")
+
+
 if __name__ == "__main__":
     lrtest.need_root_and_hugepages()
     r = lrtest.Results()
@@ -297,4 +327,5 @@ if __name__ == "__main__":
     r.case("report: the HTML page renders every chart in headless Chromium", html_report_renders)
     r.case("live table on a terminal, plain lines when piped, NO_COLOR", live_table_on_a_terminal)
     r.case("--capture: pcaps of what was received and sent, the counts unchanged", capture_matches_and_changes_nothing)
+    r.case("a full disk and /dev/full: each output names its file and why, exit 3", failed_writes_named_per_output)
     r.finish()
