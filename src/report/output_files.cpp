@@ -47,11 +47,11 @@ std::string why_not_writable(const OutputPath& o) {
         if (!writable(o.path, W_OK, err)) return reason(err);
         return {};
     }
-    if (errno != ENOENT) return reason(errno);
+    if (errno != ENOENT && errno != ENOTDIR) return reason(errno);
     const std::string dir = parent_dir(o.path);
     if (stat(dir.c_str(), &st) != 0) {
         if (errno == ENOENT) return fmt::format("the directory \"{}\" does not exist", dir);
-        return fmt::format("the directory \"{}\": {}", dir, reason(errno));
+        return fmt::format("the directory \"{}\": {}", dir, reason(errno));  // ENOTDIR: a file on the way
     }
     if (!S_ISDIR(st.st_mode)) return fmt::format("\"{}\" is not a directory", dir);
     if (!writable(dir, W_OK | X_OK, err))

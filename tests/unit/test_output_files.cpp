@@ -72,7 +72,8 @@ TEST(Preflight, EachUnwritablePathIsNamedWithWhy) {
                    "\" does not exist");
     EXPECT_HAS(preflight_error({{"--junit", d / "dir", true}}), "--junit \"" + d / "dir" + "\": cannot write there: it is a directory");
     EXPECT_HAS(preflight_error({{"--capture", d / "file/x.pcap", false}}), "--capture \"" + d / "file/x.pcap" + "\"");
-    EXPECT_HAS(preflight_error({{"--capture", d / "file/x.pcap", false}}), "Not a directory");
+    EXPECT_HAS(preflight_error({{"--capture", d / "file/x.pcap", false}}), "\"" + d / "file" + "\" is not a directory");
+    EXPECT_HAS(preflight_error({{"--capture", d / "file/x/y.pcap", false}}), "Not a directory");
     EXPECT_HAS(preflight_error({{"--json", d / "r.json", true}, {"--junit", d.path + "/./r.json", true}}),
                "are the same file");
     // Devices are written in place: /dev/null takes anything, /dev/full fails when written.
