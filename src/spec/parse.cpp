@@ -1,5 +1,6 @@
 #include "spec/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
@@ -40,6 +41,13 @@ double parse_duration(std::string_view s, std::string_view what) {
     if (!std::isfinite(v) || v <= 0) throw_invalid(what, s, "must be greater than zero");
     if (v > 366.0 * 86400) throw_invalid(what, s, "must be at most one year");
     return v;
+}
+
+std::string format_duration(double s) {
+    const auto whole = [](double v) { return std::abs(v - std::round(v)) < 1e-9 * std::max(1.0, v); };
+    if (s >= 1 || whole(s)) return fmt::format("{:g}s", s);
+    if (whole(s * 1e3)) return fmt::format("{:g}ms", std::round(s * 1e3));
+    return fmt::format("{:g}us", s * 1e6);
 }
 
 uint64_t parse_count(std::string_view s, std::string_view what) {

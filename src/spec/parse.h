@@ -8,6 +8,8 @@ namespace lr::spec {
 
 // "10s", "500ms", "2m", "1.5" (seconds). Must be > 0 and <= 1 year.
 double parse_duration(std::string_view s, std::string_view what);
+// A duration as parse_duration reads it back: "100ms", "1s", "60s", "250us".
+std::string format_duration(double s);
 // "1000000", "10k", "1M", "2G" (decimal multipliers). Must be > 0.
 uint64_t parse_count(std::string_view s, std::string_view what);
 // Unsigned integer in [lo, hi].

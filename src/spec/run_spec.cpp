@@ -117,7 +117,10 @@ void RunSpec::validate() const {
         throw UsageError(fmt::format("--flows {} is fewer than the {} TX queues: with signatures every queue needs "
                                      "flows of its own (each flow is one sequence-numbered stream)",
                                      nflows, tx_queue_total()));
-    if (signature && nflows > 65535) throw UsageError("signatures carry a 16-bit stream id: at most 65535 flows");
+    if (signature && nflows > packet::kMaxSignedFlows)
+        throw UsageError(fmt::format("--flows {}: signatures carry a 16-bit stream id, at most {} flows (or "
+                                     "--no-signature)",
+                                     nflows, packet::kMaxSignedFlows));
     if (signed_frames() && rx_enabled() && !tx_enabled() && !nonce_given)
         throw UsageError("a receive-only run must know the sender's run nonce to recognise its frames: pass "
                          "--nonce N (the sender prints it, or set the same --nonce on both), or --no-signature");
@@ -143,9 +146,11 @@ void RunSpec::validate() const {
         }
         if (rx.size() != tx.size()) throw UsageError("--outstanding: every --rx port must also be a --tx port");
     }
-    if (burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512 (0: the backend's default)", burst));
-    if (descriptors && (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1))))
-        throw UsageError(fmt::format("--descriptors {} must be a power of two between 64 and 16384", descriptors));
+    if (burst > kMaxBurst)
+        throw UsageError(fmt::format("--burst {} must be between 1 and {} (0: the backend's default)", burst, kMaxBurst));
+    if (descriptors && (descriptors < kMinRing || descriptors > kMaxRing || (descriptors & (descriptors - 1))))
+        throw UsageError(fmt::format("--descriptors {} must be a power of two between {} and {}", descriptors, kMinRing,
+                                     kMaxRing));
     if (dpdk.mbufs && dpdk.mbufs < 2 * ring_size() + 4 * burst_size())
         throw UsageError(fmt::format("--mbufs {} is too small: need at least 2 x descriptors + 4 x burst = {}",
                                      dpdk.mbufs, 2 * ring_size() + 4 * burst_size()));
