@@ -287,6 +287,35 @@ def afxdp_report_valid():
             valid(json.load(f), "afxdp run report")
 
 
+def probe_and_reflector_json_valid():
+    """probe --json and the in-driver reflector's --json match their own schemas (docs/probe.schema.json,
+    docs/reflect.schema.json), the reflector's after it sent a sender's frames back."""
+    import signal
+    docs = os.path.dirname(SCHEMA_PATH)
+    schemas = {}
+    for name in ("probe", "reflect"):
+        with open(os.path.join(docs, f"{name}.schema.json")) as f:
+            schemas[name] = json.load(f)
+    with VethBed(unique("lxj")) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "probe", bed.ifa, "--json", f"{d}/p.json"], timeout=120)
+        check(r.returncode in (0, 3), f"probe exit {r.returncode}: {r.stderr}")
+        with open(f"{d}/p.json") as f:
+            jsonschema.validate(json.load(f), schemas["probe"])
+        refl = bed.start(bed.nsb, [LINERATE, "reflect", "--port", bed.ifb, "--duration", "120s", "-q",
+                                   "--json", f"{d}/refl.json"])
+        bed.wait_xdp(bed.nsb, bed.ifb, refl)
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifa,
+                              "--cpus", "1", "--outstanding", "4", "--count", "1000"], timeout=120)
+        refl.send_signal(signal.SIGINT)
+        out, _ = refl.communicate(timeout=30)
+        check(r.returncode == 0 and refl.returncode == 0,
+              f"sender {r.returncode}: {r.stderr}\nreflector {refl.returncode}: {out}")
+        with open(f"{d}/refl.json") as f:
+            rep = json.load(f)
+        jsonschema.validate(rep, schemas["reflect"])
+        check(rep["reflected"] == 1000, f"reflected {rep['reflected']}")
+
+
 def failed_writes_named_per_output():
     """A full disk (a 16 KiB tmpfs filled up, in a mount namespace of its own) and /dev/full:
     every output names its file and the reason, no temporary file is left, exit 3."""
@@ -328,4 +357,5 @@ if __name__ == "__main__":
     r.case("live table on a terminal, plain lines when piped, NO_COLOR", live_table_on_a_terminal)
     r.case("--capture: pcaps of what was received and sent, the counts unchanged", capture_matches_and_changes_nothing)
     r.case("a full disk and /dev/full: each output names its file and why, exit 3", failed_writes_named_per_output)
+    r.case("probe and the XDP reflector: their JSON matches their schemas", probe_and_reflector_json_valid)
     r.finish()
