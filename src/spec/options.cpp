@@ -381,7 +381,11 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "metrics", .group = "Output", .value_name = "[ADDR:]PORT",
                  .help = "Serve Prometheus metrics at http://ADDR:PORT/metrics while running (ADDR defaults to "
                          "127.0.0.1: loopback only unless told otherwise)",
-                 .apply = [](Draft& d, const Values& v) { d.spec.metrics_listen = one(v); }, .show = nullptr});
+                 .apply = [](Draft& d, const Values& v) {
+                     (void)parse_listen(one(v), "--metrics");  // refused here, before anything opens
+                     d.spec.metrics_listen = one(v);
+                 },
+                 .show = nullptr});
     t.push_back({.name = "capture", .group = "Output", .value_name = "FILE",
                  .help = "Write the first received frames to FILE as pcap (Wireshark, tshark); copied off the "
                          "counting path, the counts do not change",

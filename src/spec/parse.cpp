@@ -82,6 +82,16 @@ uint64_t parse_uint(std::string_view s, std::string_view what, uint64_t lo, uint
     return v;
 }
 
+ListenAddr parse_listen(std::string_view s, std::string_view what) {
+    const auto colon = s.rfind(':');
+    ListenAddr a;
+    a.host = colon == std::string_view::npos ? "127.0.0.1" : std::string(s.substr(0, colon));
+    if (a.host.empty()) throw_invalid(what, s, "give ADDR:PORT or PORT");
+    a.port = static_cast<uint16_t>(
+        parse_uint(colon == std::string_view::npos ? s : s.substr(colon + 1), what, 1, 65535, {s, "port"}));
+    return a;
+}
+
 PortQueues parse_port_queues(std::string_view s, std::string_view what) {
     PortQueues pq;
     size_t pos = 0;

@@ -26,6 +26,13 @@ uint64_t parse_uint(std::string_view s, std::string_view what, uint64_t lo, uint
 // A UsageError for the value `s` of option `what`: `invalid WHAT "S": WHY`.
 [[noreturn]] void throw_invalid(std::string_view what, std::string_view s, std::string_view why);
 
+// Where to listen: "PORT" (on 127.0.0.1) or "ADDR:PORT". Errors quote the whole value.
+struct ListenAddr {
+    std::string host;
+    uint16_t port = 0;
+};
+ListenAddr parse_listen(std::string_view s, std::string_view what);
+
 // A port and how many queues to use on it: "NAME" or "NAME,queues=N".
 // NAME is a DPDK device name (net_ring0, 0000:01:00.0) or a numeric port id.
 struct PortQueues {

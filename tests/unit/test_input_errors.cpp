@@ -63,6 +63,9 @@ TEST(WholeValue, PartsOfAValueAreQuotedWithTheWholeOfIt) {
     EXPECT_HAS(run_error({{"rx", {"q"}}, {"step", {"0.00"}}}, spec::Procedure::frame_loss), "invalid --step \"0.00\"");
     EXPECT_HAS(run_error({{"rx", {"q"}}, {"rate-tolerance", {"0e1"}}}, spec::Procedure::throughput),
                "invalid --rate-tolerance \"0e1\"");
+    EXPECT_HAS(run_error({{"metrics", {"127.0.0.1:99999"}}}),
+               "invalid --metrics \"127.0.0.1:99999\": port \"99999\": must be between 1 and 65535");
+    EXPECT_HAS(run_error({{"metrics", {":9000"}}}), "invalid --metrics \":9000\": give ADDR:PORT or PORT");
     const auto reflect_error = [](const std::string& ports) {
         return usage_error([&] { spec::build_reflect_draft({{"port", {"p"}}, {"dst-ports", {ports}}}); });
     };
