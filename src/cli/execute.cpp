@@ -154,7 +154,8 @@ int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const
     if (!spec.csv_path.empty())
         for (const auto& [table, rows] : {std::pair{"trials", "trials"}, std::pair{"sizes", "rows"}})
             o.write_whole([&] {
-                report::write_file(report::csv_companion(spec.csv_path, table), report::table_csv(j[rows]), "CSV table");
+                report::write_file(report::csv_companion(spec.csv_path, table), report::table_csv(j[rows]),
+                                   "CSV table");
             });
     o.end(j);
     if (!spec.junit_path.empty()) {

@@ -51,7 +51,8 @@ uint32_t PcapWriter::write(const std::vector<stats::CapturedFrame>& frames) {
     // pcap_dump() reports nothing: the stream's error flag and the flush say whether it all went.
     std::FILE* f = pcap_dump_file(dumper_);
     if (pcap_dump_flush(dumper_) != 0 || std::ferror(f)) {
-        error_ = fmt::format("couldn't write the capture file {}: {}", path_, errno ? std::strerror(errno) : "I/O error");
+        error_ = fmt::format("couldn't write the capture file {}: {}", path_,
+                             errno ? std::strerror(errno) : "I/O error");
         return 0;
     }
     return n;

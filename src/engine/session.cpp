@@ -65,7 +65,8 @@ double Session::line_rate_bps() const {
 }
 
 spec::RateCeiling Session::rate_ceiling() const {
-    if (spec_.line_rate_bps > 0 || line_rate_bps() <= 0) return spec::spec_ceiling(spec_.line_rate_bps, spec_.tx.size());
+    if (spec_.line_rate_bps > 0 || line_rate_bps() <= 0)
+        return spec::spec_ceiling(spec_.line_rate_bps, spec_.tx.size());
     std::string ports;
     for (size_t i = 0; i < spec_.tx.size(); ++i) {
         const auto& name = spec_.tx[i].port;

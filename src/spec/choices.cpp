@@ -102,7 +102,9 @@ const ChoiceSet& search_choices() {
 
 const ChoiceSet& preset_choices() {
     static const ChoiceSet s{"preset",
-                             {{"rfc2544", int(Preset::rfc2544)}, {"csit", int(Preset::csit)}, {"tst009", int(Preset::tst009)}}};
+                             {{"rfc2544", int(Preset::rfc2544)},
+                              {"csit", int(Preset::csit)},
+                              {"tst009", int(Preset::tst009)}}};
     return s;
 }
 
@@ -117,7 +119,9 @@ const ChoiceSet& reflect_backend_choices() {
 const ChoiceSet& reflect_proto_choices() {
     static_assert(int(ReflectProto::udp) == int(packet::L4::udp) && int(ReflectProto::tcp) == int(packet::L4::tcp));
     static const ChoiceSet s{"protocol",
-                             {{"udp", int(ReflectProto::udp)}, {"tcp", int(ReflectProto::tcp)}, {"any", int(ReflectProto::any)}}};
+                             {{"udp", int(ReflectProto::udp)},
+                              {"tcp", int(ReflectProto::tcp)},
+                              {"any", int(ReflectProto::any)}}};
     return s;
 }
 

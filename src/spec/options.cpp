@@ -73,7 +73,8 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "xdp-mode", .group = "Ports", .value_name = "MODE",
                  .help = "afxdp: attach linerate's XDP program in native (drv) or skb (generic) mode, or auto "
                          "(native, else skb)",
-                 .default_text = std::string(to_string(ds.afxdp.xdp_mode)), .choices = &xdp_mode_choices(), .backends = kAfxdp, .commands = kAll,
+                 .default_text = std::string(to_string(ds.afxdp.xdp_mode)), .choices = &xdp_mode_choices(),
+                 .backends = kAfxdp, .commands = kAll,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.xdp_mode = XdpMode(parse_choice(xdp_mode_choices(), one(v), "--xdp-mode"));
                  },
@@ -89,7 +90,8 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "rx-mode", .group = "Ports", .value_name = "MODE",
                  .help = "afxdp: socket (frames to user space: full measurements) or xdp (counting sink in the "
                          "driver: frames and sequence gaps per stream, no latency)",
-                 .default_text = std::string(to_string(ds.afxdp.rx_mode)), .choices = &rx_mode_choices(), .backends = kAfxdp,
+                 .default_text = std::string(to_string(ds.afxdp.rx_mode)), .choices = &rx_mode_choices(),
+                 .backends = kAfxdp,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.rx_mode = RxMode(parse_choice(rx_mode_choices(), one(v), "--rx-mode"));
                  },
@@ -100,7 +102,8 @@ std::vector<OptionDef> make_table() {
                                      "5.18+, frames up to {} bytes, paced in 50 ms calls) or auto (live for unpaced "
                                      "sending where delivery can be checked: a veth whose peer runs XDP; else socket)",
                                      kLiveMaxFrame),
-                 .default_text = std::string(to_string(ds.afxdp.tx_engine)), .choices = &tx_engine_choices(), .backends = kAfxdp,
+                 .default_text = std::string(to_string(ds.afxdp.tx_engine)), .choices = &tx_engine_choices(),
+                 .backends = kAfxdp,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.tx_engine = TxEngine(parse_choice(tx_engine_choices(), one(v), "--tx-engine"));
                  },
@@ -334,8 +337,8 @@ std::vector<OptionDef> make_table() {
 
     // ---- Tuning ------------------------------------------------------------------------
     t.push_back({.name = "burst", .group = "Tuning", .value_name = "N",
-                 .help = fmt::format("Packets per burst, 1..{} (0: the backend's default, dpdk {}, afxdp {})", kMaxBurst,
-                                     kDpdkBurst, kAfxdpBurst),
+                 .help = fmt::format("Packets per burst, 1..{} (0: the backend's default, dpdk {}, afxdp {})",
+                                     kMaxBurst, kDpdkBurst, kAfxdpBurst),
                  .default_text = num(ds.burst),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.burst = static_cast<uint32_t>(parse_uint(one(v), "--burst", 0, kMaxBurst));
@@ -350,7 +353,8 @@ std::vector<OptionDef> make_table() {
                      d.spec.descriptors = static_cast<uint32_t>(parse_uint(n, "--descriptors", 0, kMaxRing));
                      const auto r = d.spec.descriptors;
                      if (r && (r < kMinRing || (r & (r - 1))))
-                         throw_invalid("--descriptors", n, fmt::format("a power of two between {} and {}", kMinRing, kMaxRing));
+                         throw_invalid("--descriptors", n,
+                                       fmt::format("a power of two between {} and {}", kMinRing, kMaxRing));
                  },
                  .show = [](const RunSpec& s, J& j) { j["descriptors"] = s.ring_size(); }});
     t.push_back({.name = "mbufs", .group = "Tuning", .value_name = "N",

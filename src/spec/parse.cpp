@@ -55,7 +55,8 @@ uint64_t parse_count(std::string_view s, std::string_view what) {
     uint64_t v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc::result_out_of_range) throw_invalid(what, s, "too large");
-    if (ec != std::errc() || p == s.data()) throw_invalid(what, s, "expected a whole number (suffix k, M or G allowed)");
+    if (ec != std::errc() || p == s.data())
+        throw_invalid(what, s, "expected a whole number (suffix k, M or G allowed)");
     std::string_view suf(p, static_cast<size_t>(s.data() + s.size() - p));
     uint64_t mul = 1;
     if (suf.empty()) mul = 1;

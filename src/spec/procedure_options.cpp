@@ -21,7 +21,8 @@ std::vector<double> parse_goals(const std::string& list) {
         try {
             out.push_back(parse_percent(item, "--goals") / 100.0);
         } catch (const UsageError&) {
-            throw_invalid("--goals", list, fmt::format("goal \"{}\": expected a loss ratio in % between 0 and 100", item));
+            throw_invalid("--goals", list,
+                          fmt::format("goal \"{}\": expected a loss ratio in % between 0 and 100", item));
         }
         pos = comma + 1;
     }
@@ -60,7 +61,8 @@ void add_procedure_rows(std::vector<OptionDef>& t, const RunSpec& ds) {
                  .help = "Search goals: rfc2544 (0 loss, 60 s trials), csit (NDR 0 % and PDR 0.5 %, 1 s trials, 21 s "
                          "sum, 50 % exceed, 0.5 % width) or tst009 (ETSI: 0 loss, 60 s trials, 120 s sum, 50 % "
                          "exceed); the options below override its values",
-                 .default_text = std::string(to_string(kDefaultPreset)), .choices = &preset_choices(), .commands = kProc,
+                 .default_text = std::string(to_string(kDefaultPreset)), .choices = &preset_choices(),
+                 .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.procedure.preset = to_string(Preset(parse_choice(preset_choices(), one(v), "--preset")));
                  },
@@ -103,7 +105,8 @@ void add_procedure_rows(std::vector<OptionDef>& t, const RunSpec& ds) {
                  .show = [](const RunSpec& s, J& j) { j["exceed_ratio"] = opt(s.procedure.exceed_ratio); }});
     t.push_back({.name = "width", .group = "Procedures", .value_name = "PCT",
                  .help = "Searches end when the bounds are this close, in % of the upper bound",
-                 .default_text = fmt::format("{} (back-to-back: {})", num(kSearchWidth * 100), num(kBackToBackWidth * 100)),
+                 .default_text =
+                     fmt::format("{} (back-to-back: {})", num(kSearchWidth * 100), num(kBackToBackWidth * 100)),
                  .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double w = percent_ratio(v, "--width");

@@ -98,7 +98,8 @@ double parse_bits_per_second(std::string_view s, std::string_view what) {
     std::string_view u;
     const double v = leading_number(s, what, u, "expected a bit rate such as 10G, 25Gbps or 100M");
     const double m = prefix(u);
-    if (!u.empty() && u != "bps" && u != "bit/s") throw_invalid(what, s, "expected a bit rate such as 10G, 25Gbps or 100M");
+    if (!u.empty() && u != "bps" && u != "bit/s")
+        throw_invalid(what, s, "expected a bit rate such as 10G, 25Gbps or 100M");
     return v * m;
 }
 

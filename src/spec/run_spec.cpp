@@ -147,7 +147,8 @@ void RunSpec::validate() const {
         if (rx.size() != tx.size()) throw UsageError("--outstanding: every --rx port must also be a --tx port");
     }
     if (burst > kMaxBurst)
-        throw UsageError(fmt::format("--burst {} must be between 1 and {} (0: the backend's default)", burst, kMaxBurst));
+        throw UsageError(
+            fmt::format("--burst {} must be between 1 and {} (0: the backend's default)", burst, kMaxBurst));
     if (descriptors && (descriptors < kMinRing || descriptors > kMaxRing || (descriptors & (descriptors - 1))))
         throw UsageError(fmt::format("--descriptors {} must be a power of two between {} and {}", descriptors, kMinRing,
                                      kMaxRing));

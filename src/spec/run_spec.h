@@ -106,7 +106,9 @@ struct RunSpec {
     uint32_t burst = 0;  // packets per burst; 0 = backend default (kDpdkBurst, kAfxdpBurst)
     uint32_t burst_size() const { return burst ? burst : (backend == BackendKind::afxdp ? kAfxdpBurst : kDpdkBurst); }
     uint32_t descriptors = 0;  // per queue ring size; 0 = backend default (kDpdkRing, kAfxdpRing)
-    uint32_t ring_size() const { return descriptors ? descriptors : (backend == BackendKind::afxdp ? kAfxdpRing : kDpdkRing); }
+    uint32_t ring_size() const {
+        return descriptors ? descriptors : (backend == BackendKind::afxdp ? kAfxdpRing : kDpdkRing);
+    }
     uint32_t effective_mbufs() const { return dpdk.mbufs ? dpdk.mbufs : std::max(kMinMbufs, 4 * ring_size() - 1); }
     // The largest frame any trial of the session sends (pool buffers, MTU); 0 = frame size.
     unsigned max_frame_size = 0;

@@ -79,7 +79,8 @@ public:
     }
     uint8_t* data(uint32_t i) const { return rte_pktmbuf_mtod(bufs_[i], uint8_t*); }
     uint32_t len(uint32_t i) const { return rte_pktmbuf_data_len(bufs_[i]); }
-    uint64_t wire_bytes(uint32_t i) const { return rte_pktmbuf_pkt_len(bufs_[i]) + uint64_t{packet::kFcsLen}; }  // + FCS, which the NIC strips
+    // + FCS, which the NIC strips
+    uint64_t wire_bytes(uint32_t i) const { return rte_pktmbuf_pkt_len(bufs_[i]) + uint64_t{packet::kFcsLen}; }
     bool csum_verified(uint32_t i) const {
         return (bufs_[i]->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
     }
