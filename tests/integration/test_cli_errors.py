@@ -90,6 +90,17 @@ def outputs_checked_before_sending():
         check(sorted(os.listdir(d)) == ["file"], f"created: {os.listdir(d)}")
 
 
+def read_only_output_refused():
+    """An output on a read-only file system (a tmpfs mounted ro in a mount namespace of its own)."""
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            f'mount -t tmpfs -o ro none {d} && exec "$@"', "sh", LINERATE, "run", "-q", "--tx",
+                            "net_null0", "--count", "10", "--json", f"{d}/r.json", "--", "--vdev=net_null0",
+                            "--no-pci"], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2 and f'--json "{d}/r.json": cannot write there: cannot create files in the directory '
+              f'"{d}": Read-only file system' in p.stderr, f"exit {p.returncode}: {p.stderr}")
+
+
 def help_text():
     out = lr("run", "--help", expect_rc=0)
     for word in ("--tx", "--rx", "queues=N", "--count", "--duration", "Exit codes", "--vdev"):
@@ -136,4 +147,5 @@ if __name__ == "__main__":
     r.case("CPUs that do not exist", cpus_not_available)
     r.case("a metrics port in use", metrics_port_in_use)
     r.case("an interface carrying the default route", default_route_refused)
+    r.case("an output on a read-only file system", read_only_output_refused)
     r.finish()
