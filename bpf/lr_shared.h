@@ -7,6 +7,16 @@
 
 #define LR_MAX_QUEUES 64
 
+/* Ethernet's frame check sequence: frame sizes count it, the bytes a program or a socket
+ * sees do not (the NIC appends and strips it). */
+#define LR_FCS_LEN 4
+/* The signature's sequence and TX timestamp fields are 48 bits (lr_wire.h). */
+#define LR_SIG48_MASK 0xffffffffffffULL
+/* AF_XDP: one frame per UMEM chunk of this size, the kernel's XDP headroom (XDP_PACKET_HEADROOM)
+ * before it. */
+#define LR_UMEM_CHUNK 4096
+#define LR_XDP_HEADROOM 256
+
 /* Per receive queue counters of the XDP receive program (a per-CPU array indexed by
  * rx_queue_index; user space sums the CPUs). */
 struct lr_xdp_qstats {
@@ -42,7 +52,8 @@ struct lr_live_stream {
     __u64 base_sum; /* one's-complement sum of the template's L4 words (sequence, timestamp 0) */
     __u64 pad[6];
 };
-#define LR_LIVE_SEQ_MASK 0xffffffffffffULL
-#define LR_LIVE_MAX_FRAME 3520 /* the largest frame a live-frames run can carry (one page, minus headroom) */
+/* The largest frame (without FCS) a live-frames run carries: one page less the XDP headroom
+ * and the kernel's shared info (320 bytes on x86-64). */
+#define LR_LIVE_MAX_FRAME 3520
 
 #endif

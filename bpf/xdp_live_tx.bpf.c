@@ -81,7 +81,7 @@ int lr_live_tx(struct xdp_md *ctx)
     } else {
         if (q + 6 > end)
             return XDP_ABORTED;
-        seq &= LR_LIVE_SEQ_MASK;
+        seq &= LR_SIG48_MASK;
         put48(q, seq);
         sum += (__u32)(seq >> 32) + (__u32)((seq >> 16) & 0xffff) + (__u32)(seq & 0xffff);
     }
@@ -89,7 +89,7 @@ int lr_live_tx(struct xdp_md *ctx)
         __u8 *t = data + ts_off;
         if (t + 6 > end)
             return XDP_ABORTED;
-        __u64 ts = bpf_ktime_get_ns() & LR_LIVE_SEQ_MASK;
+        __u64 ts = bpf_ktime_get_ns() & LR_SIG48_MASK;
         put48(t, ts);
         sum += (__u32)(ts >> 32) + (__u32)((ts >> 16) & 0xffff) + (__u32)(ts & 0xffff);
     }

@@ -50,7 +50,7 @@ int lr_xdp_sink(struct xdp_md *ctx)
         if (s.seq + 1 > ss->highest_next)
             ss->highest_next = s.seq + 1;
         st->ours++;
-        st->ours_bytes += (__u64)(end - data) + 4;
+        st->ours_bytes += (__u64)(end - data) + LR_FCS_LEN;
         return XDP_DROP;
     }
     case LR_MALFORMED:

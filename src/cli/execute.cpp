@@ -13,6 +13,7 @@
 #include "report/json_report.h"
 #include "report/live_table.h"
 #include "report/metrics.h"
+#include "report/output_files.h"
 #include "report/procedure_report.h"
 #include "report/stream_sinks.h"
 #include "result/checks.h"
@@ -76,46 +77,28 @@ struct Outputs {
     void end(const nlohmann::json& summary) {
         if (lines) lines->end(summary);
     }
-};
 
-// One level of nesting flattened into dotted columns ("received.pps"); arrays are left out.
-void write_table_csv(const std::string& path, const nlohmann::json& rows) {
-    std::vector<std::string> cols;
-    std::vector<std::map<std::string, std::string>> flat;
-    for (const auto& row : rows) {
-        std::map<std::string, std::string> f;
-        auto put = [&](const std::string& k, const nlohmann::json& v) {
-            if (v.is_array() || v.is_object()) return;
-            if (std::find(cols.begin(), cols.end(), k) == cols.end()) cols.push_back(k);
-            f[k] = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
-        };
-        for (const auto& [k, v] : row.items()) {
-            if (v.is_object())
-                for (const auto& [k2, v2] : v.items()) put(k + "." + k2, v2);
-            else
-                put(k, v);
+    // A file written whole at the end: a failure is kept and the other outputs are still written.
+    template <class F>
+    void write_whole(F&& write) {
+        try {
+            write();
+        } catch (const Error& e) {
+            errors.push_back(e.what());
         }
-        flat.push_back(std::move(f));
     }
-    std::FILE* fp = std::fopen(path.c_str(), "w");
-    if (!fp) throw EnvError(fmt::format("couldn't create the CSV file {}", path));
-    auto cell = [](const std::string& s) {
-        if (s.find_first_of(",\"\n") == std::string::npos) return s;
-        std::string q = "\"";
-        for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        return q + "\"";
-    };
-    for (size_t i = 0; i < cols.size(); ++i) fmt::print(fp, "{}{}", i ? "," : "", cell(cols[i]));
-    fmt::print(fp, "\n");
-    for (const auto& f : flat) {
-        for (size_t i = 0; i < cols.size(); ++i) {
-            const auto it = f.find(cols[i]);
-            fmt::print(fp, "{}{}", i ? "," : "", it == f.end() ? "" : cell(it->second));
-        }
-        fmt::print(fp, "\n");
+    // Every output's failure, each named once with its reason; exit code 3 when there was one
+    // (docs/usage.md, "Exit codes"), else the run's.
+    int finish(int rc, const engine::Session& session) {
+        if (csv) csv->close();
+        for (const auto* e : {lines ? &lines->error() : nullptr, csv ? &csv->error() : nullptr})
+            if (e && !e->empty()) errors.push_back(*e);
+        if (const auto e = session.capture_error(); !e.empty()) errors.push_back(e);
+        for (const auto& e : errors) fmt::print(stderr, "linerate: error: {}\n", e);
+        return errors.empty() ? rc : static_cast<int>(ExitCode::environment);
     }
-    std::fclose(fp);
-}
+    std::vector<std::string> errors;
+};
 
 int execute_run(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
     report::ConsoleSink console(o.out, spec.quiet || o.table != nullptr);
@@ -145,16 +128,16 @@ int execute_run(engine::Session& session, const spec::RunSpec& spec, const Execu
     }
     auto j = report::make_report(spec, session.environment(), all);
     j["checks"] = report::checks_json(checks);
-    if (!spec.json_path.empty()) report::write_json(spec.json_path, j);
+    if (!spec.json_path.empty()) o.write_whole([&] { report::write_json(spec.json_path, j); });
     o.end(j);
     if (!spec.junit_path.empty()) {
         auto s = suite_of(spec, info, seconds);
         s.checks = checks;
         s.invalid = !invalid.empty();
         s.invalid_reason = invalid;
-        report::write_junit(spec.junit_path, s);
+        o.write_whole([&] { report::write_junit(spec.junit_path, s); });
     }
-    return rc;
+    return o.finish(rc, session);
 }
 
 int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
@@ -167,20 +150,22 @@ int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const
     const auto r = procedures::run_procedure(session, spec.quiet ? nullptr : o.out, &o.list);
     report::print_procedure(o.out, r);
     const auto j = report::procedure_report(spec, session.environment(), r);
-    if (!spec.json_path.empty()) report::write_json(spec.json_path, j);
-    if (!spec.csv_path.empty()) {
-        write_table_csv(report::csv_companion(spec.csv_path, "trials"), j["trials"]);
-        write_table_csv(report::csv_companion(spec.csv_path, "sizes"), j["rows"]);
-    }
+    if (!spec.json_path.empty()) o.write_whole([&] { report::write_json(spec.json_path, j); });
+    if (!spec.csv_path.empty())
+        for (const auto& [table, rows] : {std::pair{"trials", "trials"}, std::pair{"sizes", "rows"}})
+            o.write_whole([&] {
+                report::write_file(report::csv_companion(spec.csv_path, table), report::table_csv(j[rows]),
+                                   "CSV table");
+            });
     o.end(j);
     if (!spec.junit_path.empty()) {
         auto s = suite_of(spec, info, r.seconds);
         s.checks = r.checks;
         s.invalid = r.verdict() == result::Verdict::invalid;
         s.invalid_reason = r.invalid_reason;
-        report::write_junit(spec.junit_path, s);
+        o.write_whole([&] { report::write_junit(spec.junit_path, s); });
     }
-    return code_of(r.verdict());
+    return o.finish(code_of(r.verdict()), session);
 }
 
 }  // namespace
@@ -195,6 +180,8 @@ int exit_code(const std::vector<result::TrialResult>& trials) {
 }
 
 int execute(const spec::RunSpec& spec, const ExecuteInfo& info) {
+    // Every output is checked before the ports open: a bad path costs nothing, not a whole run.
+    report::check_outputs(report::output_paths(spec));
     engine::install_interrupt_handlers();
     Outputs o(spec);  // output files open before the ports (and before the capabilities go)
     engine::Session session(backend::make_backend(spec.backend), spec);

@@ -15,6 +15,7 @@ void ProbeCommand::add_to(CLI::App& app) {
 }
 
 int ProbeCommand::run() {
+    if (!json_.empty()) report::check_outputs({{"--json", json_, true}});
     const auto rep = host::probe_interface(iface_);
     fmt::print("linerate probe {}: kernel {}, driver {}, {} RX / {} TX queues, MTU {}\n", rep.iface, rep.kernel,
                rep.driver.empty() ? "?" : rep.driver, rep.rx_queues, rep.tx_queues, rep.mtu);

@@ -89,8 +89,9 @@ int CheckCommand::run() {
     try {
         return execute(spec, info);
     } catch (const Error& e) {
-        // A CI server still gets its JUnit file: one error testcase with the reason.
-        if (!spec.junit_path.empty()) {
+        // A CI server still gets its JUnit file: one error testcase with the reason (unless the
+        // JUnit file itself is what cannot be written).
+        if (!spec.junit_path.empty()) try {
             report::JunitSuite s;
             s.name = profile.name;
             s.classname = fmt::format("linerate.{}", spec::to_string(spec.procedure.kind));
@@ -99,6 +100,7 @@ int CheckCommand::run() {
             s.invalid_reason = e.what();
             s.error_case = "setup";
             report::write_junit(spec.junit_path, s);
+        } catch (const Error&) {
         }
         throw;
     }

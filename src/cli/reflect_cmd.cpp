@@ -51,7 +51,7 @@ int reflect_in_driver(const spec::Draft& d) {
     afxdp::DriverReflectSpec s;
     s.port = d.port;
     s.mode = d.spec.afxdp.xdp_mode;
-    s.duration_s = d.duration_given ? d.spec.duration_s : 60;
+    s.duration_s = d.duration_given ? d.spec.duration_s : spec::kReflectDurationS;
     s.interval_s = d.spec.interval_s;
     if (!d.any_proto) {
         s.match.udp = d.spec.frame.l4 == packet::L4::udp;
@@ -94,7 +94,8 @@ int reflect_in_driver(const spec::Draft& d) {
 
 int ReflectCommand::run() {
     const auto d = spec::build_reflect_draft(opts_.given());
-    if (d.reflect_backend != "xdp") return reflect_user_space(d.spec);
+    if (!d.spec.json_path.empty()) report::check_outputs({{"--json", d.spec.json_path, true}});
+    if (d.reflect_backend != spec::ReflectBackend::xdp) return reflect_user_space(d.spec);
 #ifdef LINERATE_HAVE_AFXDP
     return reflect_in_driver(d);
 #else

@@ -1,5 +1,7 @@
 #include "cli/report_cmd.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,8 +20,9 @@ void ReportCommand::add_to(CLI::App& app) {
 }
 
 int ReportCommand::run() {
+    report::check_outputs({{"--output", output_, true}});
     std::ifstream in(input_);
-    if (!in) throw UsageError(fmt::format("couldn't read {}", input_));
+    if (!in) throw UsageError(fmt::format("couldn't read {}: {}", input_, std::strerror(errno)));
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(in);

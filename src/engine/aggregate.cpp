@@ -110,7 +110,7 @@ void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::v
     rr.error_pct = 100.0 * (rr.offered_pps - spec.rate_pps) / spec.rate_pps;
     rr.planned_s = spec.count ? static_cast<double>(*spec.count) / spec.rate_pps : spec.duration_s;
     if (rr.planned_s > 0 && r.tx_seconds > 0) rr.stretch_pct = 100.0 * (r.tx_seconds / rr.planned_s - 1);
-    if (rr.offered_pps < 0.99 * spec.rate_pps) {
+    if (rr.offered_pps < stats::kGeneratorLimited * spec.rate_pps) {
         r.generator_limited = true;
         r.notes.push_back(fmt::format("generator-limited: asked {}, offered {} ({:.1f} % short)",
                                       spec::format_pps(spec.rate_pps), spec::format_pps(rr.offered_pps),

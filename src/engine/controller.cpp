@@ -58,7 +58,7 @@ private:
         // the start, excepted).
         row.requested_pps = spec_.rate_pps;
         row.generator_limited = spec_.rate_pps > 0 && !final && last_.t > 0 && tx_end_ < 0 &&
-                                row.tx.pps() < 0.99 * spec_.rate_pps;
+                                row.tx.pps() < stats::kGeneratorLimited * spec_.rate_pps;
         if (row.latency_live) max_latency_s_ = std::max(max_latency_s_, row.lat_max * 1e-9);
         res_.intervals.push_back(row);
         sink_.interval(row);

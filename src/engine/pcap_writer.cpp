@@ -1,5 +1,8 @@
 #include "engine/pcap_writer.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fmt/format.h>
 #include <pcap/pcap.h>
@@ -8,7 +11,7 @@
 
 namespace lr::engine {
 
-PcapWriter::PcapWriter(const std::string& path, uint32_t max_frames) : max_(max_frames) {
+PcapWriter::PcapWriter(const std::string& path, uint32_t max_frames) : max_(max_frames), path_(path) {
     pcap_ = pcap_open_dead(DLT_EN10MB, 65535);
     if (!pcap_) throw EnvError("couldn't start a pcap writer");
     dumper_ = pcap_dump_open(pcap_, path.c_str());
@@ -25,12 +28,14 @@ PcapWriter::~PcapWriter() {
 }
 
 uint32_t PcapWriter::write(const std::vector<stats::CapturedFrame>& frames) {
+    if (!error_.empty()) return 0;
     // The frames carry CLOCK_MONOTONIC times; a pcap wants wall-clock ones.
     timespec mono{}, real{};
     clock_gettime(CLOCK_MONOTONIC, &mono);
     clock_gettime(CLOCK_REALTIME, &real);
     const int64_t offset = (int64_t(real.tv_sec) - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
     uint32_t n = 0;
+    errno = 0;
     for (const auto& f : frames) {
         if (written_ >= max_) break;
         const int64_t ts = static_cast<int64_t>(f.ts_ns) + offset;
@@ -43,7 +48,13 @@ uint32_t PcapWriter::write(const std::vector<stats::CapturedFrame>& frames) {
         ++written_;
         ++n;
     }
-    pcap_dump_flush(dumper_);
+    // pcap_dump() reports nothing: the stream's error flag and the flush say whether it all went.
+    std::FILE* f = pcap_dump_file(dumper_);
+    if (pcap_dump_flush(dumper_) != 0 || std::ferror(f)) {
+        error_ = fmt::format("couldn't write the capture file {}: {}", path_,
+                             errno ? std::strerror(errno) : "I/O error");
+        return 0;
+    }
     return n;
 }
 

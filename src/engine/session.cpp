@@ -19,6 +19,8 @@ Session::Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec
     if (!spec_.capture_path.empty()) capture_ = std::make_unique<PcapWriter>(spec_.capture_path, spec_.capture_count);
     try {
         be_->open(spec_, layout_);
+        // The ports' line rate is known from here: a rate above it is refused before anything is sent.
+        spec_.check_rates(rate_ceiling(), true);
     } catch (...) {
         be_->close();
         throw;
@@ -60,6 +62,25 @@ double Session::line_rate_bps() const {
         bps += it->link_speed_mbps * 1e6;
     }
     return bps;
+}
+
+spec::RateCeiling Session::rate_ceiling() const {
+    if (spec_.line_rate_bps > 0 || line_rate_bps() <= 0)
+        return spec::spec_ceiling(spec_.line_rate_bps, spec_.tx.size());
+    std::string ports;
+    for (size_t i = 0; i < spec_.tx.size(); ++i) {
+        const auto& name = spec_.tx[i].port;
+        const auto it = std::find_if(be_->ports().begin(), be_->ports().end(),
+                                     [&](const backend::PortInfo& p) { return p.name == name; });
+        ports += fmt::format("{}{}", i == 0 ? "" : i + 1 == spec_.tx.size() ? " and " : ", ", name);
+        if (spec_.tx.size() > 1) ports += fmt::format(" ({})", spec::format_bps(it->link_speed_mbps * 1e6));
+    }
+    const double bps = line_rate_bps();
+    return {bps,
+            fmt::format("the {} line rate of {} {} ({} link speed{})", spec::format_bps(bps),
+                        spec_.tx.size() > 1 ? "ports" : "port", ports, spec_.tx.size() > 1 ? "their" : "its",
+                        spec_.tx.size() > 1 ? "s" : ""),
+            true};
 }
 
 nlohmann::json Session::environment() const {

@@ -34,11 +34,16 @@ public:
     // True once a signal asked the run to end: no further trial should start.
     bool interrupted() const;
     unsigned trials_run() const { return trials_; }
+    // Why the --capture file could not be written completely; empty when it could (or none).
+    std::string capture_error() const { return capture_ ? capture_->error() : std::string(); }
 
     const spec::RunSpec& spec() const { return spec_; }
     // The links' L1 bit rate in all: --line-rate, else the sum of the sending ports' link
     // speeds when each reports one; 0 when unknown.
     double line_rate_bps() const;
+    // The most the sending ports carry, and where that comes from: --line-rate, else the
+    // ports' link speeds (named), else the fastest standard Ethernet per port.
+    spec::RateCeiling rate_ceiling() const;
     // `t`'s rate in packets/s for its frame size (0: as fast as possible). Throws UsageError
     // for a percentage without a known line rate, or a rate above it.
     double rate_pps(const spec::TrialSpec& t) const { return spec::to_pps(t.rate, t.frame_size, line_rate_bps()); }

@@ -7,11 +7,12 @@
 #include <optional>
 #include <vector>
 
+#include "lr_shared.h"  // bpf/: LR_FCS_LEN, shared with the XDP programs
 #include "packet/addr.h"
 
 namespace lr::packet {
 
-inline constexpr unsigned kFcsLen = 4;
+inline constexpr unsigned kFcsLen = LR_FCS_LEN;
 inline constexpr unsigned kMinFrame = 64;    // incl. FCS
 inline constexpr unsigned kMaxFrame = 9000;  // incl. FCS (jumbo)
 inline constexpr unsigned kL1Overhead = 20;  // preamble 7 + SFD 1 + inter-frame gap 12

@@ -6,6 +6,8 @@
 #include "packet/checksum.h"
 #include "packet/wire.h"
 
+static_assert(lr::packet::kSigMagic == LR_SIG_MAGIC, "signature.h names bpf/lr_wire.h's magic");
+
 namespace lr::packet {
 namespace {
 

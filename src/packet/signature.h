@@ -25,6 +25,7 @@ struct lr_wire_sig;  // bpf/lr_wire.h
 namespace lr::packet {
 
 inline constexpr uint16_t kSigMagic = 0x4c52;  // LR_SIG_MAGIC (bpf/lr_wire.h, the format's definition)
+inline constexpr uint32_t kMaxSignedFlows = 0xffff;  // the signature's stream id has 16 bits
 
 // What a frame kind and size can carry.
 enum class SigLevel : uint8_t { none = 0, seq = 1, seq_ts = 2 };

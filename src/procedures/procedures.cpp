@@ -96,7 +96,7 @@ std::string ProcedureResult::verdict_reason() const {
 }
 
 std::vector<Goal> goals_for(const spec::ProcedureSpec& p) {
-    const auto base = preset_goals(p.preset.empty() ? "rfc2544" : p.preset);
+    const auto base = preset_goals(p.preset.empty() ? std::string(spec::to_string(spec::kDefaultPreset)) : p.preset);
     std::vector<Goal> goals;
     if (p.goal_losses.empty()) {
         goals = base;

@@ -135,7 +135,7 @@ void run_back_to_back(TrialRunner& run, ProcedureResult& out) {
         const double seconds = spec.procedure.final_trial_s ? *spec.procedure.final_trial_s : 2.0;
         row.longest_tried = spec.count ? *spec.count : static_cast<uint64_t>(row.load_pps * seconds);
         const uint64_t floor = std::max<uint64_t>(spec.tx_queue_total(), 1);
-        const double width = spec.procedure.width.value_or(0.01);
+        const double width = spec.procedure.width.value_or(spec.procedure.default_width());
         for (uint32_t rep = 0; rep < spec.procedure.repeat && !run.interrupted(); ++rep) {
             const auto whole = [&](uint64_t n, const std::string& why) -> std::optional<bool> {
                 const auto l = run_valid(run, {size, row.load_pps, seconds, n, why}, nullptr);

@@ -10,9 +10,10 @@
 namespace lr::procedures {
 
 std::vector<Goal> preset_goals(const std::string& preset) {
-    if (preset == "rfc2544") return {{"RFC2544", 0, 0, 60, 60, 0.005, 1}};
-    if (preset == "csit") return {{"NDR", 0, 0.5, 1, 21, 0.005, 1}, {"PDR", 0.005, 0.5, 1, 21, 0.005, 1}};
-    if (preset == "tst009") return {{"TST009", 0, 0.5, 60, 120, 0.005, 1}};
+    constexpr double w = spec::kSearchWidth, init = spec::kInitialTrialS;
+    if (preset == "rfc2544") return {{"RFC2544", 0, 0, 60, 60, w, init}};
+    if (preset == "csit") return {{"NDR", 0, 0.5, 1, 21, w, init}, {"PDR", 0.005, 0.5, 1, 21, w, init}};
+    if (preset == "tst009") return {{"TST009", 0, 0.5, 60, 120, w, init}};
     throw UsageError(fmt::format("invalid --preset \"{}\": expected rfc2544, csit or tst009", preset));
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/procedure_spec.h"
+
 namespace lr::procedures {
 
 // A search goal (RFC 9971 section 4.6.7), with the goal width (relative: the bounds' distance
@@ -19,8 +21,8 @@ struct Goal {
     double exceed_ratio = 0;      // the share of high-loss trial time a lower bound tolerates
     double final_trial_s = 60;    // full-length trials are at least this long
     double duration_sum_s = 60;   // trial time at a load needed to decide it
-    double width = 0.005;         // stop when (upper - lower) / upper is at most this
-    double initial_trial_s = 1;   // the shortest trials used while narrowing down
+    double width = spec::kSearchWidth;  // stop when (upper - lower) / upper is at most this
+    double initial_trial_s = spec::kInitialTrialS;  // the shortest trials used while narrowing down
 };
 
 // Presets: rfc2544 (60 s, 0 loss, 0 exceed), csit (NDR 0 % and PDR 0.5 %, 1 s trials, 21 s sum,

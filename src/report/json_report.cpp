@@ -2,9 +2,7 @@
 
 #include "stats/tsc_clock.h"
 
-#include <cstdio>
 #include <fmt/format.h>
-#include <fstream>
 
 #include "spec/options.h"
 #include "util/error.h"
@@ -253,18 +251,6 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
         j["trials"] = std::move(all);
     }
     return j;
-}
-
-void write_file(const std::string& path, const std::string& text, const std::string& what) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp);
-        if (!f) throw EnvError(fmt::format("couldn't write {} to {}: cannot open file", what, path));
-        f << text;
-        if (!f.flush()) throw EnvError(fmt::format("couldn't write {} to {}: write failed", what, path));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        throw EnvError(fmt::format("couldn't write {} to {}: rename failed", what, path));
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) { write_file(path, j.dump(2) + "\n", "JSON report"); }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/output_files.h"
 #include "result/result.h"
 #include "result/sink.h"
 #include "spec/run_spec.h"
@@ -21,10 +22,7 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
 // The whole report: the last trial at the top level, all of them in "trials" when more than one.
 nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,
                            const std::vector<result::TrialResult>& trials);
-// Writes `text` to `path` atomically (temp file + rename). Throws lr::EnvError naming `what`
-// ("JSON report", "JUnit file") when the file can't be written.
-void write_file(const std::string& path, const std::string& text, const std::string& what);
-// Writes atomically (temp file + rename). Throws lr::EnvError when the file can't be written.
+// Writes `j` with report::write_file (atomically; EnvError with the file and the reason).
 void write_json(const std::string& path, const nlohmann::json& j);
 
 // Keeps every trial's result for the report written at the end of the session.

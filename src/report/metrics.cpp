@@ -22,12 +22,8 @@ std::string key_of(const prometheus::Family<prometheus::Counter>& f, const std::
 }  // namespace
 
 MetricsSink::MetricsSink(const std::string& listen) {
-    const auto colon = listen.rfind(':');
-    const std::string host = colon == std::string::npos ? "127.0.0.1" : listen.substr(0, colon);
-    const auto port = spec::parse_uint(colon == std::string::npos ? listen : listen.substr(colon + 1), "--metrics",
-                                       1, 65535);
-    if (host.empty()) throw UsageError(fmt::format("invalid --metrics \"{}\": give ADDR:PORT or PORT", listen));
-    address_ = fmt::format("{}:{}", host, port);
+    const auto where = spec::parse_listen(listen, "--metrics");
+    address_ = fmt::format("{}:{}", where.host, where.port);
     try {
         exposer_ = std::make_unique<prometheus::Exposer>(address_);
     } catch (const std::exception& e) {

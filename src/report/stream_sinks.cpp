@@ -1,6 +1,8 @@
 #include "report/stream_sinks.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <map>
 
 #include "report/json_report.h"
 #include "util/error.h"
@@ -12,12 +14,6 @@ using J = nlohmann::json;
 
 J rates(const stats::Rates& r) {
     return {{"packets", r.packets}, {"bytes", r.bytes}, {"pps", r.pps()}, {"l1_bps", r.l1_bps()}, {"l2_bps", r.l2_bps()}};
-}
-
-std::FILE* open_or_throw(const std::string& path, const char* what) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) throw EnvError(fmt::format("couldn't create the {} file {}", what, path));
-    return f;
 }
 
 }  // namespace
@@ -42,18 +38,11 @@ J interval_json(const stats::IntervalRow& row) {
     return j;
 }
 
-JsonLinesSink::JsonLinesSink(const std::string& path)
-    : f_(path == "-" ? stdout : open_or_throw(path, "JSON lines")), own_(path != "-") {}
-
-JsonLinesSink::~JsonLinesSink() {
-    if (own_) std::fclose(f_);
-}
+JsonLinesSink::JsonLinesSink(const std::string& path) : file_(path, "JSON lines") {}
 
 void JsonLinesSink::line(const J& j) {
-    const auto s = j.dump();
-    std::fwrite(s.data(), 1, s.size(), f_);
-    std::fputc('\n', f_);
-    std::fflush(f_);
+    file_.write(j.dump() + "\n");
+    file_.flush();
 }
 
 void JsonLinesSink::trial_started(const result::TrialStart& t) {
@@ -84,30 +73,68 @@ void JsonLinesSink::trial_finished(const result::TrialResult& r) {
           {"tx_seconds", r.tx_seconds}});
 }
 
-void JsonLinesSink::end(const J& summary) { line({{"type", "end"}, {"report", summary}}); }
-
-CsvSink::CsvSink(const std::string& path) : f_(open_or_throw(path, "CSV")) {
-    std::fputs("trial,t0,t1,tx_packets,tx_pps,tx_l1_bps,tx_l2_bps,rx_packets,rx_pps,rx_l1_bps,rx_l2_bps,rx_ours,rx_reordered,"
-               "rx_duplicates,"
-               "drops,backpressure,seq_gaps,requested_pps,generator_limited,lat_count,lat_min_ns,lat_p50_ns,"
-               "lat_p99_ns,lat_max_ns\n",
-               f_);
+void JsonLinesSink::end(const J& summary) {
+    line({{"type", "end"}, {"report", summary}});
+    file_.close();
 }
 
-CsvSink::~CsvSink() { std::fclose(f_); }
+CsvSink::CsvSink(const std::string& path) : file_(path, "CSV") {
+    file_.write("trial,t0,t1,tx_packets,tx_pps,tx_l1_bps,tx_l2_bps,rx_packets,rx_pps,rx_l1_bps,rx_l2_bps,rx_ours,"
+                "rx_reordered,rx_duplicates,drops,backpressure,seq_gaps,requested_pps,generator_limited,lat_count,"
+                "lat_min_ns,lat_p50_ns,lat_p99_ns,lat_max_ns\n");
+}
 
 void CsvSink::interval(const stats::IntervalRow& r) {
-    fmt::print(f_, "{},{:.6f},{:.6f},{},{:.1f},{:.1f},{:.1f},{},{:.1f},{:.1f},{:.1f},{},{},{},{},{},{},{:.1f},{},{},{},{},{},{}\n",
-               trial_, r.t0, r.t1, r.tx.packets, r.tx.pps(), r.tx.l1_bps(), r.tx.l2_bps(), r.rx.packets, r.rx.pps(),
-               r.rx.l1_bps(), r.rx.l2_bps(), r.rx_ours, r.rx_reordered, r.rx_dup, r.drops, r.backpressure, r.seq_gaps, r.requested_pps,
-               r.generator_limited ? 1 : 0, r.lat_count, r.lat_min, r.lat_p50, r.lat_p99, r.lat_max);
-    std::fflush(f_);
+    file_.write(fmt::format(
+        "{},{:.6f},{:.6f},{},{:.1f},{:.1f},{:.1f},{},{:.1f},{:.1f},{:.1f},{},{},{},{},{},{},{:.1f},{},{},{},{},{},{}\n",
+        trial_, r.t0, r.t1, r.tx.packets, r.tx.pps(), r.tx.l1_bps(), r.tx.l2_bps(), r.rx.packets, r.rx.pps(),
+        r.rx.l1_bps(), r.rx.l2_bps(), r.rx_ours, r.rx_reordered, r.rx_dup, r.drops, r.backpressure, r.seq_gaps,
+        r.requested_pps, r.generator_limited ? 1 : 0, r.lat_count, r.lat_min, r.lat_p50, r.lat_p99, r.lat_max));
+    file_.flush();
 }
 
-std::string csv_companion(const std::string& path, const std::string& what) {
-    const auto dot = path.rfind(".csv");
-    const auto base = dot != std::string::npos && dot + 4 == path.size() ? path.substr(0, dot) : path;
-    return base + "-" + what + ".csv";
+std::string table_csv(const J& rows) {
+    std::vector<std::string> cols;
+    std::vector<std::map<std::string, std::string>> flat;
+    for (const auto& row : rows) {
+        std::map<std::string, std::string> f;
+        auto put = [&](const std::string& k, const J& v) {
+            if (v.is_array() || v.is_object()) return;
+            if (std::find(cols.begin(), cols.end(), k) == cols.end()) cols.push_back(k);
+            f[k] = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
+        };
+        for (const auto& [k, v] : row.items()) {
+            if (v.is_object())
+                for (const auto& [k2, v2] : v.items()) put(k + "." + k2, v2);
+            else
+                put(k, v);
+        }
+        flat.push_back(std::move(f));
+    }
+    std::string out;
+    auto cell = [&out](size_t i, const std::string& s) {
+        if (i) out += ',';
+        if (s.find_first_of(",\"\n") == std::string::npos) {
+            out += s;
+            return;
+        }
+        out += '"';
+        for (char ch : s) {
+            if (ch == '"') out += '"';
+            out += ch;
+        }
+        out += '"';
+    };
+    for (size_t i = 0; i < cols.size(); ++i) cell(i, cols[i]);
+    out += '\n';
+    for (const auto& f : flat) {
+        for (size_t i = 0; i < cols.size(); ++i) {
+            const auto it = f.find(cols[i]);
+            cell(i, it == f.end() ? std::string() : it->second);
+        }
+        out += '\n';
+    }
+    return out;
 }
 
 }  // namespace lr::report

@@ -3,11 +3,11 @@
 // trial and a final one, so another program can follow a run live) and CSV (--csv: the
 // per-interval series; procedures add their per-trial and per-size tables beside it).
 #pragma once
-#include <cstdio>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "report/output_files.h"
 #include "result/sink.h"
 
 namespace lr::report {
@@ -15,23 +15,23 @@ namespace lr::report {
 // One interval row as the JSON lines and the JSON report give it.
 nlohmann::json interval_json(const stats::IntervalRow& row);
 
+// Both sinks check every write (StreamFile): after a failure they write nothing more, and
+// error() names the file and the reason.
 class JsonLinesSink final : public result::Sink {
 public:
     // path "-": stdout. Throws EnvError when the file cannot be created.
     explicit JsonLinesSink(const std::string& path);
-    ~JsonLinesSink() override;
-    JsonLinesSink(const JsonLinesSink&) = delete;
-    JsonLinesSink& operator=(const JsonLinesSink&) = delete;
     void trial_started(const result::TrialStart& t) override;
     void interval(const stats::IntervalRow& row) override;
     void trial_finished(const result::TrialResult& r) override;
-    // The last line: {"type": "end", ...} with the whole report or procedure result.
+    // The last line: {"type": "end", ...} with the whole report or procedure result; then
+    // the file is closed.
     void end(const nlohmann::json& summary);
+    const std::string& error() const { return file_.error(); }
 
 private:
     void line(const nlohmann::json& j);
-    std::FILE* f_;
-    bool own_;
+    StreamFile file_;
     unsigned trial_ = 0;
 };
 
@@ -39,18 +39,19 @@ class CsvSink final : public result::Sink {
 public:
     // Throws EnvError when the file cannot be created.
     explicit CsvSink(const std::string& path);
-    ~CsvSink() override;
-    CsvSink(const CsvSink&) = delete;
-    CsvSink& operator=(const CsvSink&) = delete;
     void trial_started(const result::TrialStart& t) override { trial_ = t.index; }
     void interval(const stats::IntervalRow& row) override;
+    // Flushes and closes the file; error() then covers every write.
+    void close() { file_.close(); }
+    const std::string& error() const { return file_.error(); }
 
 private:
-    std::FILE* f_;
+    StreamFile file_;
     unsigned trial_ = 0;
 };
 
-// "results.csv" -> "results-trials.csv" (the procedures' companion tables).
-std::string csv_companion(const std::string& path, const std::string& what);
+// Rows of JSON objects as CSV: one level of nesting flattened into dotted columns
+// ("received.pps"), arrays left out, columns in order of first appearance.
+std::string table_csv(const nlohmann::json& rows);
 
 }  // namespace lr::report

@@ -95,6 +95,36 @@ const ChoiceSet& proto_choices() {
     return s;
 }
 
+const ChoiceSet& search_choices() {
+    static const ChoiceSet s{"search method", {{"mlr", int(SearchMethod::mlr)}, {"binary", int(SearchMethod::binary)}}};
+    return s;
+}
+
+const ChoiceSet& preset_choices() {
+    static const ChoiceSet s{"preset",
+                             {{"rfc2544", int(Preset::rfc2544)},
+                              {"csit", int(Preset::csit)},
+                              {"tst009", int(Preset::tst009)}}};
+    return s;
+}
+
+const ChoiceSet& reflect_backend_choices() {
+    static const ChoiceSet s{"reflector backend",
+                             {{"xdp", int(ReflectBackend::xdp)},
+                              {"afxdp", int(ReflectBackend::afxdp)},
+                              {"dpdk", int(ReflectBackend::dpdk)}}};
+    return s;
+}
+
+const ChoiceSet& reflect_proto_choices() {
+    static_assert(int(ReflectProto::udp) == int(packet::L4::udp) && int(ReflectProto::tcp) == int(packet::L4::tcp));
+    static const ChoiceSet s{"protocol",
+                             {{"udp", int(ReflectProto::udp)},
+                              {"tcp", int(ReflectProto::tcp)},
+                              {"any", int(ReflectProto::any)}}};
+    return s;
+}
+
 std::string_view to_string(BackendKind v) {
     return v == BackendKind::loop ? "loop" : backend_choices().name_of(int(v));
 }
@@ -103,6 +133,9 @@ std::string_view to_string(XskMode v) { return xsk_mode_choices().name_of(int(v)
 std::string_view to_string(RxMode v) { return rx_mode_choices().name_of(int(v)); }
 std::string_view to_string(TxEngine v) { return tx_engine_choices().name_of(int(v)); }
 std::string_view to_string(LinkOutage v) { return link_outage_choices().name_of(int(v)); }
+std::string_view to_string(SearchMethod v) { return search_choices().name_of(int(v)); }
+std::string_view to_string(Preset v) { return preset_choices().name_of(int(v)); }
+std::string_view to_string(ReflectBackend v) { return reflect_backend_choices().name_of(int(v)); }
 
 int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option) {
     if (auto v = set.find(s)) return *v;

@@ -17,6 +17,10 @@ enum class XskMode { auto_mode, copy, zero_copy };
 enum class RxMode { socket, xdp };
 enum class TxEngine { socket, live, auto_mode };
 enum class LinkOutage { fail, tolerate };
+enum class SearchMethod { mlr, binary };
+enum class Preset { rfc2544, csit, tst009 };
+enum class ReflectBackend { xdp, afxdp, dpdk };
+enum class ReflectProto { udp, tcp, any };
 
 // Bit per backend, for options that only some backends honour.
 inline constexpr unsigned kDpdk = 1u << 0, kAfxdp = 1u << 1, kLoop = 1u << 2;
@@ -46,6 +50,10 @@ const ChoiceSet& tx_engine_choices();
 const ChoiceSet& proto_choices();     // packet::L4
 const ChoiceSet& link_outage_choices();
 const ChoiceSet& capture_filter_choices();  // stats::CaptureFilter
+const ChoiceSet& search_choices();          // throughput: mlr or binary
+const ChoiceSet& preset_choices();          // rfc2544, csit, tst009
+const ChoiceSet& reflect_backend_choices(); // reflect: xdp, afxdp, dpdk
+const ChoiceSet& reflect_proto_choices();   // reflect: udp, tcp, any
 
 // Canonical names.
 std::string_view to_string(BackendKind v);
@@ -54,6 +62,9 @@ std::string_view to_string(XskMode v);
 std::string_view to_string(RxMode v);
 std::string_view to_string(TxEngine v);
 std::string_view to_string(LinkOutage v);
+std::string_view to_string(SearchMethod v);
+std::string_view to_string(Preset v);
+std::string_view to_string(ReflectBackend v);
 
 // Parses `s` against `set`; throws UsageError naming `option` and the accepted names.
 int parse_choice(const ChoiceSet& set, std::string_view s, std::string_view option);

@@ -46,8 +46,8 @@ J opt(const std::optional<T>& v) {
     return v ? J(*v) : J(nullptr);
 }
 
-// The rows of the procedures (sweep, throughput, latency, frame-loss, back-to-back), the
-// thresholds and the JUnit output, appended to the table.
-void add_procedure_rows(std::vector<OptionDef>& t);
+// The rows of the procedures (sweep, throughput, latency, frame-loss, back-to-back) and the
+// thresholds, appended to the table; `ds`, a default RunSpec, gives their printed defaults.
+void add_procedure_rows(std::vector<OptionDef>& t, const RunSpec& ds);
 
 }  // namespace lr::spec::option_rows

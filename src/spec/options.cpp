@@ -12,6 +12,9 @@ namespace lr::spec {
 using namespace option_rows;
 namespace {
 
+// The frames' default addresses, in the benchmarking ranges (RFC 2544, RFC 5180).
+constexpr std::string_view kSrcIp4 = "198.18.0.1", kDstIp4 = "198.18.0.2", kSrcIp6 = "2001:2::1", kDstIp6 = "2001:2::2";
+
 
 std::vector<int> parse_cpus(const std::string& list) {
     std::vector<int> cpus;
@@ -19,7 +22,8 @@ std::vector<int> parse_cpus(const std::string& list) {
     while (pos <= list.size()) {
         size_t comma = list.find(',', pos);
         if (comma == std::string::npos) comma = list.size();
-        cpus.push_back(static_cast<int>(parse_uint(list.substr(pos, comma - pos), "--cpus", 0, CPU_SETSIZE - 1)));
+        cpus.push_back(static_cast<int>(
+            parse_uint(std::string_view(list).substr(pos, comma - pos), "--cpus", 0, CPU_SETSIZE - 1, {list, "CPU"})));
         pos = comma + 1;
     }
     return cpus;
@@ -40,6 +44,10 @@ using K = OptionDef::Kind;
 
 std::vector<OptionDef> make_table() {
     std::vector<OptionDef> t;
+    // Every printed default is the spec's own: a default-built RunSpec and Draft.
+    const Draft def;
+    const RunSpec& ds = def.spec;
+    const auto num = [](auto v) { return fmt::format("{}", v); };
     // ---- Ports -------------------------------------------------------------------------
     t.push_back({.name = "tx", .group = "Ports", .value_name = "PORT[,queues=N]",
                  .help = "Transmit on PORT with N queues, one pinned worker each",
@@ -57,7 +65,7 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "backend", .group = "Ports", .value_name = "NAME",
                  .help = "Packet I/O: dpdk (ports are DPDK devices) or afxdp (ports are kernel interfaces, "
                          "AF_XDP sockets, no DPDK or hugepages)",
-                 .default_text = "dpdk", .choices = &backend_choices(),
+                 .default_text = std::string(to_string(ds.backend)), .choices = &backend_choices(),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.backend = BackendKind(parse_choice(backend_choices(), one(v), "--backend"));
                  },
@@ -65,13 +73,15 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "xdp-mode", .group = "Ports", .value_name = "MODE",
                  .help = "afxdp: attach linerate's XDP program in native (drv) or skb (generic) mode, or auto "
                          "(native, else skb)",
-                 .default_text = "auto", .choices = &xdp_mode_choices(), .backends = kAfxdp, .commands = kAll,
+                 .default_text = std::string(to_string(ds.afxdp.xdp_mode)), .choices = &xdp_mode_choices(),
+                 .backends = kAfxdp, .commands = kAll,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.xdp_mode = XdpMode(parse_choice(xdp_mode_choices(), one(v), "--xdp-mode"));
                  },
                  .show = [](const RunSpec& s, J& j) { j["xdp_mode"] = std::string(to_string(s.afxdp.xdp_mode)); }});
     t.push_back({.name = "xsk-mode", .group = "Ports", .value_name = "MODE",
-                 .help = "afxdp: AF_XDP sockets in copy, zero-copy (zc) or auto mode", .default_text = "auto",
+                 .help = "afxdp: AF_XDP sockets in copy, zero-copy (zc) or auto mode",
+                 .default_text = std::string(to_string(ds.afxdp.xsk_mode)),
                  .choices = &xsk_mode_choices(), .backends = kAfxdp, .commands = kAll,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.xsk_mode = XskMode(parse_choice(xsk_mode_choices(), one(v), "--xsk-mode"));
@@ -80,17 +90,20 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "rx-mode", .group = "Ports", .value_name = "MODE",
                  .help = "afxdp: socket (frames to user space: full measurements) or xdp (counting sink in the "
                          "driver: frames and sequence gaps per stream, no latency)",
-                 .default_text = "socket", .choices = &rx_mode_choices(), .backends = kAfxdp,
+                 .default_text = std::string(to_string(ds.afxdp.rx_mode)), .choices = &rx_mode_choices(),
+                 .backends = kAfxdp,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.rx_mode = RxMode(parse_choice(rx_mode_choices(), one(v), "--rx-mode"));
                  },
                  .show = [](const RunSpec& s, J& j) { j["rx_mode"] = std::string(to_string(s.afxdp.rx_mode)); }});
     t.push_back({.name = "tx-engine", .group = "Ports", .value_name = "ENGINE",
-                 .help = "afxdp: how TX queues send: socket (AF_XDP sockets), live (XDP live frames: the kernel runs "
-                         "linerate's XDP program over copies of the frame and sends them, Linux 5.18+, frames up to "
-                         "3524 bytes, paced in 50 ms calls) or auto (live for unpaced sending where delivery can be checked: a "
-                         "veth whose peer runs XDP; else socket)",
-                 .default_text = "auto", .choices = &tx_engine_choices(), .backends = kAfxdp,
+                 .help = fmt::format("afxdp: how TX queues send: socket (AF_XDP sockets), live (XDP live frames: the "
+                                     "kernel runs linerate's XDP program over copies of the frame and sends them, Linux "
+                                     "5.18+, frames up to {} bytes, paced in 50 ms calls) or auto (live for unpaced "
+                                     "sending where delivery can be checked: a veth whose peer runs XDP; else socket)",
+                                     kLiveMaxFrame),
+                 .default_text = std::string(to_string(ds.afxdp.tx_engine)), .choices = &tx_engine_choices(),
+                 .backends = kAfxdp,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.afxdp.tx_engine = TxEngine(parse_choice(tx_engine_choices(), one(v), "--tx-engine"));
                  },
@@ -125,8 +138,9 @@ std::vector<OptionDef> make_table() {
 
     // ---- Frames ------------------------------------------------------------------------
     t.push_back({.name = "size", .group = "Frames", .value_name = "BYTES",
-                 .help = "Frame size in bytes incl. FCS, 64..9000, or min: the smallest frame of the kind (64 for "
-                         "IPv4, 66 IPv6/UDP, 78 IPv6/TCP)",
+                 .help = fmt::format("Frame size in bytes incl. FCS, {}..{}, or min: the smallest frame of the kind "
+                                     "(64 for IPv4, 66 IPv6/UDP, 78 IPv6/TCP)",
+                                     packet::kMinFrame, packet::kMaxFrame),
                  .default_text = "min",
                  .apply = [](Draft& d, const Values& v) {
                      if (one(v) == "min") return;
@@ -136,14 +150,16 @@ std::vector<OptionDef> make_table() {
                  },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["size"] = s.frame.frame_size; }});
     t.push_back({.name = "proto", .group = "Frames", .value_name = "PROTO",
-                 .help = "udp or tcp (TCP frames are SYNs)", .default_text = "udp", .choices = &proto_choices(),
+                 .help = "udp or tcp (TCP frames are SYNs)",
+                 .default_text = std::string(proto_choices().name_of(int(ds.frame.l4))), .choices = &proto_choices(),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.frame.l4 = packet::L4(parse_choice(proto_choices(), one(v), "--proto"));
                  },
                  .show = [](const RunSpec& s, J& j) {
                      j["frame"]["l4"] = s.frame.l4 == packet::L4::udp ? "udp" : "tcp";
                  }});
-    t.push_back({.name = "ipv6", .group = "Frames", .help = "IPv6 (default addresses 2001:2::1 -> 2001:2::2)",
+    t.push_back({.name = "ipv6", .group = "Frames",
+                 .help = fmt::format("IPv6 (default addresses {} -> {})", kSrcIp6, kDstIp6),
                  .kind = K::flag,
                  .apply = [](Draft& d, const Values& v) { d.ipv6 = parse_bool(one(v), "--ipv6"); },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["ip"] = s.frame.src_ip.v6 ? 6 : 4; }});
@@ -154,55 +170,55 @@ std::vector<OptionDef> make_table() {
                  },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["vlan"] = opt(s.frame.vlan); }});
     t.push_back({.name = "vlan-pcp", .group = "Frames", .value_name = "PCP", .help = "802.1Q priority (0..7)",
-                 .default_text = "0",
+                 .default_text = num(ds.frame.vlan_pcp),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.frame.vlan_pcp = static_cast<uint8_t>(parse_uint(one(v), "--vlan-pcp", 0, 7));
                  },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["vlan_pcp"] = s.frame.vlan_pcp; }});
     t.push_back({.name = "src-mac", .group = "Frames", .value_name = "MAC", .help = "Source MAC",
-                 .default_text = "02:00:00:00:00:01",
+                 .default_text = ds.frame.src_mac.str(),
                  .apply = [](Draft& d, const Values& v) { d.spec.frame.src_mac = packet::parse_mac(one(v), "--src-mac"); },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["src_mac"] = s.frame.src_mac.str(); }});
     t.push_back({.name = "dst-mac", .group = "Frames", .value_name = "MAC", .help = "Destination MAC",
-                 .default_text = "02:00:00:00:00:02",
+                 .default_text = ds.frame.dst_mac.str(),
                  .apply = [](Draft& d, const Values& v) { d.spec.frame.dst_mac = packet::parse_mac(one(v), "--dst-mac"); },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["dst_mac"] = s.frame.dst_mac.str(); }});
     t.push_back({.name = "src-ip", .group = "Frames", .value_name = "ADDR",
-                 .help = "Source IP address", .default_text = "198.18.0.1 (IPv6: 2001:2::1)",
+                 .help = "Source IP address", .default_text = fmt::format("{} (IPv6: {})", kSrcIp4, kSrcIp6),
                  .apply = [](Draft& d, const Values& v) { d.src_ip = one(v); },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["src_ip"] = s.frame.src_ip.str(); }});
     t.push_back({.name = "dst-ip", .group = "Frames", .value_name = "ADDR",
                  .help = "Destination IP address (outside 198.18.0.0/15 and 2001:2::/48 only with --force)",
-                 .default_text = "198.18.0.2 (IPv6: 2001:2::2)",
+                 .default_text = fmt::format("{} (IPv6: {})", kDstIp4, kDstIp6),
                  .apply = [](Draft& d, const Values& v) { d.dst_ip = one(v); },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["dst_ip"] = s.frame.dst_ip.str(); }});
     t.push_back({.name = "src-port", .group = "Frames", .value_name = "PORT", .help = "UDP/TCP source port",
-                 .default_text = "1024",
+                 .default_text = num(ds.frame.src_port),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.frame.src_port = static_cast<uint16_t>(parse_uint(one(v), "--src-port", 1, 65535));
                  },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["src_port"] = s.frame.src_port; }});
     t.push_back({.name = "dst-port", .group = "Frames", .value_name = "PORT", .help = "UDP/TCP destination port",
-                 .default_text = "1024",
+                 .default_text = num(ds.frame.dst_port),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.frame.dst_port = static_cast<uint16_t>(parse_uint(one(v), "--dst-port", 1, 65535));
                  },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["dst_port"] = s.frame.dst_port; }});
     t.push_back({.name = "ttl", .group = "Frames", .value_name = "N", .help = "IPv4 TTL / IPv6 hop limit",
-                 .default_text = "1",
+                 .default_text = num(ds.frame.ttl),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.frame.ttl = static_cast<uint8_t>(parse_uint(one(v), "--ttl", 1, 255));
                  },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["ttl"] = s.frame.ttl; }});
     t.push_back({.name = "flows", .group = "Frames", .value_name = "N",
-                 .help = "Number of distinct flows (0 = one per TX queue)", .default_text = "0",
+                 .help = "Number of distinct flows (0 = one per TX queue)", .default_text = num(ds.flows),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.flows = static_cast<uint32_t>(parse_uint(one(v), "--flows", 0, 1u << 20));
                  },
                  .show = [](const RunSpec& s, J& j) { j["flows"] = s.effective_flows(); }});
     t.push_back({.name = "vary", .group = "Frames", .value_name = "LIST",
                  .help = "Fields that differ per flow: any of src-ip,dst-ip,src-port,dst-port",
-                 .default_text = "src-ip,src-port",
+                 .default_text = flow::vary_str(ds.vary),
                  .apply = [](Draft& d, const Values& v) { d.spec.vary = flow::parse_vary(one(v)); },
                  .show = [](const RunSpec& s, J& j) { j["vary"] = flow::vary_str(s.vary); }});
     t.push_back({.name = "no-signature", .group = "Frames",
@@ -228,7 +244,7 @@ std::vector<OptionDef> make_table() {
                  .help = "Total TX rate over all queues: packets/s (10Mpps, 250kpps, 1000), bits/s at L1 (9.5Gbps: "
                          "preamble, SFD and inter-frame gap included, as RFC 2544 counts) or L2 (9.5Gbps-l2), a "
                          "percentage of the line rate (100%), or max",
-                 .default_text = "max",
+                 .default_text = ds.rate.str(),
                  .apply = [](Draft& d, const Values& v) { d.spec.rate = parse_rate(one(v), "--rate"); },
                  .show = [](const RunSpec& s, J& j) {
                      j["rate"] = s.rate.str();
@@ -239,6 +255,7 @@ std::vector<OptionDef> make_table() {
                          "ports report no speed (veth, net_null, net_ring); it overrides the ports' own",
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.line_rate_bps = parse_bits_per_second(one(v), "--line-rate");
+                     d.line_rate_typed = one(v);
                  },
                  .show = [](const RunSpec& s, J& j) {
                      j["line_rate_bps"] = s.line_rate_bps > 0 ? J(s.line_rate_bps) : J(nullptr);
@@ -246,7 +263,7 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "pattern", .group = "Run", .value_name = "PATTERN",
                  .help = "How departures are spaced at a --rate: cbr (constant), burst:N (N back-to-back frames, then "
                          "the gap that keeps the average) or poisson (exponential gaps, from --seed)",
-                 .default_text = "cbr",
+                 .default_text = ds.pattern.str(),
                  .apply = [](Draft& d, const Values& v) { d.spec.pattern = parse_pattern(one(v), "--pattern"); },
                  .show = [](const RunSpec& s, J& j) { j["pattern"] = s.pattern.str(); }});
     t.push_back({.name = "catch-up", .group = "Run", .value_name = "none|TIME",
@@ -258,12 +275,15 @@ std::vector<OptionDef> make_table() {
                  .apply = [](Draft& d, const Values& v) { d.spec.catch_up_s = parse_catch_up(one(v), "--catch-up"); },
                  .show = [](const RunSpec& s, J& j) { j["catch_up_s"] = s.catch_up_s; }});
     t.push_back({.name = "seed", .group = "Run", .value_name = "N",
-                 .help = "Seed of the poisson pattern: the same seed gives the same departures", .default_text = "1",
+                 .help = "Seed of the poisson pattern: the same seed gives the same departures",
+                 .default_text = num(ds.seed),
                  .apply = [](Draft& d, const Values& v) { d.spec.seed = parse_uint(one(v), "--seed", 0, UINT64_MAX); },
                  .show = [](const RunSpec& s, J& j) { j["seed"] = s.seed; }});
     t.push_back({.name = "duration", .group = "Run", .value_name = "TIME",
                  .help = "Run time (e.g. 10s, 500ms); with --count and a TX port the count bounds the run",
-                 .default_text = "10s (reflect: 60s)", .commands = kAll,
+                 .default_text = fmt::format("{} (reflect: {})", format_duration(ds.duration_s),
+                                             format_duration(kReflectDurationS)),
+                 .commands = kAll,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.duration_s = parse_duration(one(v), "--duration");
                      d.duration_given = true;
@@ -272,7 +292,7 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "trials", .group = "Run", .value_name = "N",
                  .help = "Run the same trial N times back to back in one session (ports opened once); each trial "
                          "starts from a drained, idle device and is reported on its own",
-                 .default_text = "1",
+                 .default_text = num(ds.trials),
                  .commands = kRun,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.trials = static_cast<unsigned>(parse_uint(one(v), "--trials", 1, 100000));
@@ -289,24 +309,26 @@ std::vector<OptionDef> make_table() {
                      j["outstanding"] = s.outstanding ? J(s.outstanding) : J(nullptr);
                  }});
     t.push_back({.name = "response-timeout", .group = "Run", .value_name = "TIME",
-                 .help = "Request/response: a request unanswered this long counts as lost", .default_text = "100ms",
+                 .help = "Request/response: a request unanswered this long counts as lost",
+                 .default_text = format_duration(ds.response_timeout_s),
                  .commands = kRun,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.response_timeout_s = parse_duration(one(v), "--response-timeout");
                  },
                  .show = [](const RunSpec& s, J& j) { j["response_timeout_s"] = s.response_timeout_s; }});
     t.push_back({.name = "interval", .group = "Run", .value_name = "TIME", .help = "Report interval",
-                 .default_text = "1s", .commands = kAll,
+                 .default_text = format_duration(ds.interval_s), .commands = kAll,
                  .apply = [](Draft& d, const Values& v) { d.spec.interval_s = parse_duration(one(v), "--interval"); },
                  .show = [](const RunSpec& s, J& j) { j["interval_s"] = s.interval_s; }});
     t.push_back({.name = "drain", .group = "Run", .value_name = "TIME",
-                 .help = "Max wait for in-flight packets after TX ends", .default_text = "2s",
+                 .help = "Max wait for in-flight packets after TX ends",
+                 .default_text = format_duration(ds.drain_s),
                  .apply = [](Draft& d, const Values& v) { d.spec.drain_s = parse_duration(one(v), "--drain"); },
                  .show = [](const RunSpec& s, J& j) { j["drain_s"] = s.drain_s; }});
     t.push_back({.name = "stall-timeout", .group = "Run", .value_name = "TIME",
                  .help = "A worker without progress, or a TX queue the device accepts nothing on, for this long "
                          "makes the run invalid",
-                 .default_text = "3s",
+                 .default_text = format_duration(ds.stall_s),
                  .apply = [](Draft& d, const Values& v) { d.spec.stall_s = parse_duration(one(v), "--stall-timeout"); },
                  .show = [](const RunSpec& s, J& j) { j["stall_s"] = s.stall_s; }});
     t.push_back({.name = "stop-when-idle", .group = "Run",
@@ -319,25 +341,33 @@ std::vector<OptionDef> make_table() {
                  .apply = [](Draft& d, const Values& v) { d.spec.force = parse_bool(one(v), "--force"); },
                  .show = nullptr});
 
-    add_procedure_rows(t);
+    add_procedure_rows(t, ds);
 
     // ---- Tuning ------------------------------------------------------------------------
     t.push_back({.name = "burst", .group = "Tuning", .value_name = "N",
-                 .help = "Packets per burst, 1..512 (0: the backend's default, dpdk 64, afxdp 32)",
-                 .default_text = "0",
+                 .help = fmt::format("Packets per burst, 1..{} (0: the backend's default, dpdk {}, afxdp {})",
+                                     kMaxBurst, kDpdkBurst, kAfxdpBurst),
+                 .default_text = num(ds.burst),
                  .apply = [](Draft& d, const Values& v) {
-                     d.spec.burst = static_cast<uint32_t>(parse_uint(one(v), "--burst", 0, 512));
+                     d.spec.burst = static_cast<uint32_t>(parse_uint(one(v), "--burst", 0, kMaxBurst));
                  },
                  .show = [](const RunSpec& s, J& j) { j["burst"] = s.burst_size(); }});
     t.push_back({.name = "descriptors", .group = "Tuning", .value_name = "N",
-                 .help = "Ring size per queue, a power of two 64..16384 (0: dpdk 1024, afxdp 4096)",
-                 .default_text = "0",
+                 .help = fmt::format("Ring size per queue, a power of two {}..{} (0: dpdk {}, afxdp {})", kMinRing,
+                                     kMaxRing, kDpdkRing, kAfxdpRing),
+                 .default_text = num(ds.descriptors),
                  .apply = [](Draft& d, const Values& v) {
-                     d.spec.descriptors = static_cast<uint32_t>(parse_uint(one(v), "--descriptors", 0, 16384));
+                     const auto& n = one(v);
+                     d.spec.descriptors = static_cast<uint32_t>(parse_uint(n, "--descriptors", 0, kMaxRing));
+                     const auto r = d.spec.descriptors;
+                     if (r && (r < kMinRing || (r & (r - 1))))
+                         throw_invalid("--descriptors", n,
+                                       fmt::format("a power of two between {} and {}", kMinRing, kMaxRing));
                  },
                  .show = [](const RunSpec& s, J& j) { j["descriptors"] = s.ring_size(); }});
     t.push_back({.name = "mbufs", .group = "Tuning", .value_name = "N",
-                 .help = "dpdk: mbufs per worker pool (0 = max(8191, 4 x descriptors - 1))", .default_text = "0",
+                 .help = fmt::format("dpdk: mbufs per worker pool (0 = max({}, 4 x descriptors - 1))", kMinMbufs),
+                 .default_text = num(ds.dpdk.mbufs),
                  .backends = kDpdk,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.dpdk.mbufs = static_cast<uint32_t>(parse_uint(one(v), "--mbufs", 0, 1u << 24));
@@ -363,13 +393,18 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "metrics", .group = "Output", .value_name = "[ADDR:]PORT",
                  .help = "Serve Prometheus metrics at http://ADDR:PORT/metrics while running (ADDR defaults to "
                          "127.0.0.1: loopback only unless told otherwise)",
-                 .apply = [](Draft& d, const Values& v) { d.spec.metrics_listen = one(v); }, .show = nullptr});
+                 .apply = [](Draft& d, const Values& v) {
+                     (void)parse_listen(one(v), "--metrics");  // refused here, before anything opens
+                     d.spec.metrics_listen = one(v);
+                 },
+                 .show = nullptr});
     t.push_back({.name = "capture", .group = "Output", .value_name = "FILE",
                  .help = "Write the first received frames to FILE as pcap (Wireshark, tshark); copied off the "
                          "counting path, the counts do not change",
                  .apply = [](Draft& d, const Values& v) { d.spec.capture_path = one(v); }, .show = nullptr});
     t.push_back({.name = "capture-count", .group = "Output", .value_name = "N",
-                 .help = "Frames the --capture file holds, over the whole run", .default_text = "1000",
+                 .help = "Frames the --capture file holds, over the whole run",
+                 .default_text = num(ds.capture_count),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.capture_count = static_cast<uint32_t>(parse_uint(one(v), "--capture-count", 1, 1000000));
                  },
@@ -377,7 +412,8 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "capture-filter", .group = "Output", .value_name = "WHICH",
                  .help = "Which frames --capture keeps: received ones (all, ours: test frames of this run, foreign or "
                          "malformed: the ones to look at), or sent: the frames as they left (socket engines)",
-                 .default_text = "all", .choices = &capture_filter_choices(),
+                 .default_text = std::string(capture_filter_choices().name_of(int(ds.capture_filter))),
+                 .choices = &capture_filter_choices(),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.capture_filter =
                          stats::CaptureFilter(parse_choice(capture_filter_choices(), one(v), "--capture-filter"));
@@ -397,37 +433,39 @@ std::vector<OptionDef> make_table() {
     t.push_back({.name = "reflect-backend", .cli = "--backend", .group = "Reflector", .value_name = "NAME",
                  .help = "xdp (linerate's XDP program reflects in the driver, no user space), afxdp or dpdk (in "
                          "user space, one worker per queue)",
-                 .default_text = "xdp", .commands = kReflect,
+                 .default_text = std::string(to_string(def.reflect_backend)), .choices = &reflect_backend_choices(),
+                 .commands = kReflect,
                  .apply = [](Draft& d, const Values& v) {
-                     const auto& b = one(v);
-                     if (b != "xdp" && b != "afxdp" && b != "dpdk")
-                         throw UsageError(fmt::format("invalid --backend \"{}\": expected xdp, afxdp or dpdk", b));
-                     d.reflect_backend = b;
+                     d.reflect_backend = ReflectBackend(parse_choice(reflect_backend_choices(), one(v), "--backend"));
                  }});
     t.push_back({.name = "queues", .group = "Reflector", .value_name = "N",
-                 .help = "afxdp/dpdk: queues to serve, one worker each", .default_text = "1", .commands = kReflect,
+                 .help = "afxdp/dpdk: queues to serve, one worker each", .default_text = num(def.queues),
+                 .commands = kReflect,
                  .apply = [](Draft& d, const Values& v) {
                      d.queues = static_cast<uint16_t>(parse_uint(one(v), "--queues", 1, kMaxQueues));
                  }});
     t.push_back({.name = "reflect-proto", .cli = "--proto", .group = "Reflector", .value_name = "PROTO",
-                 .help = "Protocols of the test frames: udp, tcp or any", .default_text = "any", .commands = kReflect,
+                 .help = "Protocols of the test frames: udp, tcp or any",
+                 .default_text = std::string(reflect_proto_choices().name_of(
+                     def.any_proto ? int(ReflectProto::any) : int(def.spec.frame.l4))),
+                 .choices = &reflect_proto_choices(), .commands = kReflect,
                  .apply = [](Draft& d, const Values& v) {
-                     const auto& p = one(v);
-                     d.any_proto = p == "any";
-                     if (!d.any_proto)
-                         d.spec.frame.l4 = packet::L4(parse_choice(
-                             ChoiceSet{"protocol", {{"udp", 0}, {"tcp", 1}, {"any", 2}}}, p, "--proto"));
+                     const auto p = ReflectProto(parse_choice(reflect_proto_choices(), one(v), "--proto"));
+                     d.any_proto = p == ReflectProto::any;
+                     if (!d.any_proto) d.spec.frame.l4 = packet::L4(int(p));
                  }});
     t.push_back({.name = "dst-ports", .group = "Reflector", .value_name = "LO[-HI]",
-                 .help = "Destination port or range of the test frames", .default_text = "1024",
+                 .help = "Destination port or range of the test frames", .default_text = num(ds.frame.dst_port),
                  .commands = kReflect,
                  .apply = [](Draft& d, const Values& v) {
                      const auto& s = one(v);
                      const auto dash = s.find('-');
-                     const auto lo = parse_uint(s.substr(0, dash), "--dst-ports", 1, 65535);
-                     const auto hi = dash == std::string::npos ? lo
-                                                               : parse_uint(s.substr(dash + 1), "--dst-ports", 1, 65535);
-                     if (hi < lo) throw UsageError(fmt::format("invalid --dst-ports \"{}\": the range ends before it starts", s));
+                     const std::string_view sv(s);
+                     const auto lo = parse_uint(sv.substr(0, dash), "--dst-ports", 1, 65535, {s, "port"});
+                     const auto hi = dash == std::string::npos
+                                         ? lo
+                                         : parse_uint(sv.substr(dash + 1), "--dst-ports", 1, 65535, {s, "port"});
+                     if (hi < lo) throw_invalid("--dst-ports", s, "the range ends before it starts");
                      d.spec.frame.dst_port = static_cast<uint16_t>(lo);
                      d.dst_port_hi = static_cast<uint16_t>(hi);
                  }});
@@ -486,21 +524,28 @@ void check_backend_support(const OptionValues& given, BackendKind b, Command cmd
 void finalize(Draft& d) {
     auto& s = d.spec;
     auto& f = s.frame;
-    f.src_ip = packet::parse_ip(d.src_ip ? *d.src_ip : (d.ipv6 ? "2001:2::1" : "198.18.0.1"), "--src-ip");
-    f.dst_ip = packet::parse_ip(d.dst_ip ? *d.dst_ip : (d.ipv6 ? "2001:2::2" : "198.18.0.2"), "--dst-ip");
+    f.src_ip = packet::parse_ip(d.src_ip ? *d.src_ip : std::string(d.ipv6 ? kSrcIp6 : kSrcIp4), "--src-ip");
+    f.dst_ip = packet::parse_ip(d.dst_ip ? *d.dst_ip : std::string(d.ipv6 ? kDstIp6 : kDstIp4), "--dst-ip");
     if (d.ipv6 && (!f.src_ip.v6 || !f.dst_ip.v6))
         throw UsageError("--ipv6 was given but --src-ip/--dst-ip are IPv4 addresses");
     if (f.src_ip.v6 != f.dst_ip.v6)
-        throw UsageError(fmt::format("--src-ip {} and --dst-ip {} are of different address families", f.src_ip.str(),
-                                     f.dst_ip.str()));
+        throw UsageError(fmt::format("--src-ip {} and --dst-ip {} are of different address families",
+                                     d.src_ip.value_or(f.src_ip.str()), d.dst_ip.value_or(f.dst_ip.str())));
     if (!d.size_given) f.frame_size = packet::min_frame_size(f);
     auto& sizes = s.procedure.sizes;
     if (!sizes.empty() && d.size_given) throw UsageError("--size and --sizes: give one of them");
+    for (unsigned size : sizes)  // as given with --sizes (the frame's own --size is checked when it is built)
+        if (size < packet::min_frame_size(f))
+            throw_invalid("--sizes", s.procedure.sizes_typed,
+                          fmt::format("{} bytes is smaller than this frame kind's smallest ({} bytes)", size,
+                                      packet::min_frame_size(f)));
     if (s.procedure.kind != Procedure::run && sizes.empty()) sizes = {f.frame_size};
     if (!sizes.empty()) {
         f.frame_size = sizes.front();
         s.max_frame_size = std::max(s.max_frame_size, sizes.back());
     }
+    if (const auto physical = spec_ceiling(0, s.tx.size()); s.line_rate_bps > physical.bps)
+        throw_invalid("--line-rate", d.line_rate_typed, "more than " + physical.source);
     s.nonce_given = d.nonce_given;
     if (!d.nonce_given) s.nonce = static_cast<uint32_t>(std::random_device{}());
     // The count bounds a TX run; the watchdog catches a stuck device.
@@ -539,20 +584,18 @@ Draft build_reflect_draft(const OptionValues& given) {
     Draft d;
     apply_all(d, given, Command::reflect);
     if (d.port.empty()) throw UsageError("reflect needs --port PORT");
-    if (d.reflect_backend == "xdp" || d.reflect_backend == "afxdp")
-        check_backend_support(given, BackendKind::afxdp, Command::reflect);
-    else
-        check_backend_support(given, BackendKind::dpdk, Command::reflect);
-    if (d.reflect_backend == "xdp") return d;
+    const bool dpdk = d.reflect_backend == ReflectBackend::dpdk;
+    check_backend_support(given, dpdk ? BackendKind::dpdk : BackendKind::afxdp, Command::reflect);
+    if (d.reflect_backend == ReflectBackend::xdp) return d;
     // In user space the reflector is the run engine with the reflect role: one worker per
     // queue receives and sends on the same port.
     auto& s = d.spec;
-    s.backend = d.reflect_backend == "afxdp" ? BackendKind::afxdp : BackendKind::dpdk;
+    s.backend = dpdk ? BackendKind::dpdk : BackendKind::afxdp;
     s.tx = s.rx = {PortQueues{d.port, d.queues}};
     s.reflect = true;
     s.signature = false;  // nothing of its own is sent
     s.force = true;       // the addresses are the sender's, swapped
-    if (!d.duration_given) s.duration_s = 60;
+    if (!d.duration_given) s.duration_s = kReflectDurationS;
     if (d.dst_port_hi > s.frame.dst_port) {  // the receive program steers the whole range
         s.flows = d.dst_port_hi - s.frame.dst_port + 1u;
         s.vary = flow::vary_dst_port;

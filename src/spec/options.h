@@ -30,8 +30,9 @@ struct Draft {
     bool size_given = false;  // "min" (the default) is resolved once the frame kind is known
     bool duration_given = false;
     bool nonce_given = false;
+    std::string line_rate_typed;  // --line-rate as given, for its message
     // reflect
-    std::string reflect_backend = "xdp";  // xdp (the XDP program alone), afxdp or dpdk
+    ReflectBackend reflect_backend = ReflectBackend::xdp;  // the XDP program alone, or AF_XDP or DPDK in user space
     std::string port;
     uint16_t queues = 1;
     bool any_proto = true;  // reflect --proto any
@@ -44,8 +45,8 @@ struct OptionDef {
     std::string_view cli;         // the command-line spelling when not "--name" ("-q,--quiet")
     std::string_view group;       // help and docs section
     std::string_view value_name;  // shown in help ("PPS", "DURATION"); empty for flags
-    std::string_view help;
-    std::string_view default_text;  // shown in help and docs; empty = none
+    std::string help;          // may be formatted from the spec's limits
+    std::string default_text;  // shown in help and docs, formatted from the spec's own default; empty = none
     Kind kind = Kind::value;
     const ChoiceSet* choices = nullptr;  // enumerated values: CLI11 checks them with a transformer
     unsigned backends = kAllBackends;    // backends that honour it; others refuse it

@@ -10,10 +10,30 @@ namespace lr::spec {
 double parse_duration(std::string_view s, std::string_view what);
 // --catch-up: "none" (0) or a duration up to 10 s.
 double parse_catch_up(std::string_view s, std::string_view what);
+// A duration as parse_duration reads it back: "100ms", "1s", "60s", "250us".
+std::string format_duration(double s);
 // "1000000", "10k", "1M", "2G" (decimal multipliers). Must be > 0.
 uint64_t parse_count(std::string_view s, std::string_view what);
 // Unsigned integer in [lo, hi].
 uint64_t parse_uint(std::string_view s, std::string_view what, uint64_t lo, uint64_t hi);
+
+// A part of a longer value (the queue count of "veth0,queues=0", the step of "64:128:+0"):
+// errors quote the whole value as typed, then name the part ("invalid --tx \"veth0,queues=0\":
+// queues \"0\": must be between 1 and 128").
+struct ValuePart {
+    std::string_view whole;  // the value as typed
+    std::string_view label;  // what the part is: "queues", "the step", "CPU"
+};
+uint64_t parse_uint(std::string_view s, std::string_view what, uint64_t lo, uint64_t hi, const ValuePart& in);
+// A UsageError for the value `s` of option `what`: `invalid WHAT "S": WHY`.
+[[noreturn]] void throw_invalid(std::string_view what, std::string_view s, std::string_view why);
+
+// Where to listen: "PORT" (on 127.0.0.1) or "ADDR:PORT". Errors quote the whole value.
+struct ListenAddr {
+    std::string host;
+    uint16_t port = 0;
+};
+ListenAddr parse_listen(std::string_view s, std::string_view what);
 
 // A port and how many queues to use on it: "NAME" or "NAME,queues=N".
 // NAME is a DPDK device name (net_ring0, 0000:01:00.0) or a numeric port id.

@@ -17,7 +17,13 @@ std::vector<double> parse_goals(const std::string& list) {
     while (pos <= list.size()) {
         auto comma = list.find(',', pos);
         if (comma == std::string::npos) comma = list.size();
-        out.push_back(parse_percent(list.substr(pos, comma - pos), "--goals") / 100.0);
+        const auto item = list.substr(pos, comma - pos);
+        try {
+            out.push_back(parse_percent(item, "--goals") / 100.0);
+        } catch (const UsageError&) {
+            throw_invalid("--goals", list,
+                          fmt::format("goal \"{}\": expected a loss ratio in % between 0 and 100", item));
+        }
         pos = comma + 1;
     }
     return out;
@@ -29,34 +35,36 @@ J opt_rate(const std::optional<RateSpec>& r) { return r ? J(r->str()) : J(nullpt
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-void add_procedure_rows(std::vector<OptionDef>& t) {
+void add_procedure_rows(std::vector<OptionDef>& t, const RunSpec& ds) {
+    const auto& dp = ds.procedure;
+    const auto num = [](auto v) { return fmt::format("{:g}", double(v)); };
     // ---- Procedures --------------------------------------------------------------------
     t.push_back({.name = "sizes", .group = "Procedures", .value_name = "SIZES",
                  .help = "Frame sizes, one trial (or search) each: a list (64,128,1518), a range LO:HI:*F or LO:HI:+S "
                          "(64:1518:*2), rfc2544 (64 128 256 512 1024 1280 1518) or rfc2544+jumbo (and 9000)",
                  .default_text = "--size", .commands = kProc,
-                 .apply = [](Draft& d, const Values& v) { d.spec.procedure.sizes = parse_sizes(one(v), "--sizes"); },
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.procedure.sizes = parse_sizes(one(v), "--sizes");
+                     d.spec.procedure.sizes_typed = one(v);
+                 },
                  .show = [](const RunSpec& s, J& j) { j["sizes"] = s.procedure.sizes; }});
     t.push_back({.name = "search", .group = "Procedures", .value_name = "METHOD",
                  .help = "throughput: mlr (MLRsearch, RFC 9971: short trials first, full-length ones to decide) or "
                          "binary (RFC 2544 section 26.1, every trial full length)",
-                 .default_text = "mlr", .commands = kProc,
+                 .default_text = dp.search, .choices = &search_choices(), .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
-                     if (one(v) != "mlr" && one(v) != "binary")
-                         throw UsageError(fmt::format("invalid --search \"{}\": expected mlr or binary", one(v)));
-                     d.spec.procedure.search = one(v);
+                     d.spec.procedure.search =
+                         to_string(SearchMethod(parse_choice(search_choices(), one(v), "--search")));
                  },
                  .show = [](const RunSpec& s, J& j) { j["search"] = s.procedure.search; }});
     t.push_back({.name = "preset", .group = "Procedures", .value_name = "NAME",
                  .help = "Search goals: rfc2544 (0 loss, 60 s trials), csit (NDR 0 % and PDR 0.5 %, 1 s trials, 21 s "
                          "sum, 50 % exceed, 0.5 % width) or tst009 (ETSI: 0 loss, 60 s trials, 120 s sum, 50 % "
                          "exceed); the options below override its values",
-                 .default_text = "rfc2544", .commands = kProc,
+                 .default_text = std::string(to_string(kDefaultPreset)), .choices = &preset_choices(),
+                 .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
-                     if (one(v) != "rfc2544" && one(v) != "csit" && one(v) != "tst009")
-                         throw UsageError(
-                             fmt::format("invalid --preset \"{}\": expected rfc2544, csit or tst009", one(v)));
-                     d.spec.procedure.preset = one(v);
+                     d.spec.procedure.preset = to_string(Preset(parse_choice(preset_choices(), one(v), "--preset")));
                  },
                  .show = [](const RunSpec& s, J& j) { j["preset"] = s.procedure.preset; }});
     t.push_back({.name = "goals", .group = "Procedures", .value_name = "PCTS",
@@ -73,7 +81,8 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  },
                  .show = [](const RunSpec& s, J& j) { j["trial_duration_s"] = opt(s.procedure.final_trial_s); }});
     t.push_back({.name = "initial-duration", .group = "Procedures", .value_name = "TIME",
-                 .help = "MLRsearch: the shortest trials, used while narrowing down", .default_text = "1s",
+                 .help = "MLRsearch: the shortest trials, used while narrowing down",
+                 .default_text = format_duration(kInitialTrialS),
                  .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.procedure.initial_trial_s = parse_duration(one(v), "--initial-duration");
@@ -95,19 +104,20 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  },
                  .show = [](const RunSpec& s, J& j) { j["exceed_ratio"] = opt(s.procedure.exceed_ratio); }});
     t.push_back({.name = "width", .group = "Procedures", .value_name = "PCT",
-                 .help = "Searches end when the bounds are this close, in % of the upper bound", .default_text = "0.5",
+                 .help = "Searches end when the bounds are this close, in % of the upper bound",
+                 .default_text =
+                     fmt::format("{} (back-to-back: {})", num(kSearchWidth * 100), num(kBackToBackWidth * 100)),
                  .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double w = percent_ratio(v, "--width");
-                     if (w <= 0 || w >= 1) throw UsageError(fmt::format("invalid --width \"{}\": between 0 and 100 %, "
-                                                                        "exclusive", one(v)));
+                     if (w <= 0 || w >= 1) throw_invalid("--width", one(v), "between 0 and 100 %, exclusive");
                      d.spec.procedure.width = w;
                  },
                  .show = [](const RunSpec& s, J& j) { j["width"] = opt(s.procedure.width); }});
     t.push_back({.name = "max-rate", .group = "Procedures", .value_name = "RATE",
                  .help = "The highest load a search or frame-loss run offers (max: the line rate, else what the "
                          "generator reaches, measured first)",
-                 .default_text = "max", .commands = kProc,
+                 .default_text = dp.max_rate.str(), .commands = kProc,
                  .apply = [](Draft& d, const Values& v) { d.spec.procedure.max_rate = parse_rate(one(v), "--max-rate"); },
                  .show = [](const RunSpec& s, J& j) { j["max_rate"] = s.procedure.max_rate.str(); }});
     t.push_back({.name = "min-rate", .group = "Procedures", .value_name = "RATE",
@@ -122,7 +132,8 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                      j["min_rate"] = s.procedure.min_rate.limited() ? J(s.procedure.min_rate.str()) : J(nullptr);
                  }});
     t.push_back({.name = "max-trials", .group = "Procedures", .value_name = "N",
-                 .help = "A search gives up (and says so) after this many trials per frame size", .default_text = "1000",
+                 .help = "A search gives up (and says so) after this many trials per frame size",
+                 .default_text = num(dp.max_trials),
                  .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.procedure.max_trials = static_cast<uint32_t>(parse_uint(one(v), "--max-trials", 1, 100000));
@@ -131,26 +142,26 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
     t.push_back({.name = "load", .group = "Procedures", .value_name = "PCT",
                  .help = "latency: the load, in % of the throughput found first at each size (a --rate instead "
                          "skips the search)",
-                 .default_text = "100", .commands = kProc,
+                 .default_text = num(dp.latency_load * 100), .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double l = parse_percent(one(v), "--load");
-                     if (l <= 0) throw UsageError("invalid --load \"0\": a load above 0 %");
+                     if (l <= 0) throw_invalid("--load", one(v), "a load above 0 %");
                      d.spec.procedure.latency_load = l / 100.0;
                  },
                  .show = [](const RunSpec& s, J& j) { j["load_pct"] = s.procedure.latency_load * 100.0; }});
     t.push_back({.name = "repeat", .group = "Procedures", .value_name = "N",
                  .help = "latency and back-to-back: trials per frame size (RFC 2544 asks for 20 and 50)",
-                 .default_text = "20", .commands = kProc,
+                 .default_text = num(dp.repeat), .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.procedure.repeat = static_cast<uint32_t>(parse_uint(one(v), "--repeat", 1, 10000));
                  },
                  .show = [](const RunSpec& s, J& j) { j["repeat"] = s.procedure.repeat; }});
     t.push_back({.name = "step", .group = "Procedures", .value_name = "PCT",
                  .help = "frame-loss: each trial's load is this many % of the highest load below the previous one",
-                 .default_text = "10", .commands = kProc,
+                 .default_text = num(dp.step_pct), .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double st = parse_percent(one(v), "--step");
-                     if (st <= 0) throw UsageError("invalid --step \"0\": a step above 0 %");
+                     if (st <= 0) throw_invalid("--step", one(v), "a step above 0 %");
                      d.spec.procedure.step_pct = st;
                  },
                  .show = [](const RunSpec& s, J& j) { j["step_pct"] = s.procedure.step_pct; }});
@@ -159,10 +170,10 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
                  .help = "A trial counts only if the generator offered its load this close (stalls it made up for "
                          "within --catch-up do not count against it); a load it cannot hold is generator-limited and "
                          "lowers the procedure's maximum. Loosen it only on a host that cannot pace, and say so",
-                 .default_text = "0.1", .commands = kProc,
+                 .default_text = num(dp.rate_tolerance * 100), .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      const double t = percent_ratio(v, "--rate-tolerance");
-                     if (t <= 0) throw UsageError("invalid --rate-tolerance \"0\": above 0 %");
+                     if (t <= 0) throw_invalid("--rate-tolerance", one(v), "above 0 %");
                      d.spec.procedure.rate_tolerance = t;
                  },
                  .show = [](const RunSpec& s, J& j) { j["rate_tolerance_pct"] = s.procedure.rate_tolerance * 100; }});
@@ -220,7 +231,7 @@ void add_procedure_rows(std::vector<OptionDef>& t) {
     t.push_back({.name = "link-outage", .group = "Thresholds", .value_name = "POLICY",
                  .help = "A port's link going down during a trial: fail (the trial fails, naming the port, when and "
                          "for how long) or tolerate (recorded and reported, judged by the other thresholds only)",
-                 .default_text = "fail", .choices = &link_outage_choices(),
+                 .default_text = std::string(to_string(ds.thresholds.link_outage)), .choices = &link_outage_choices(),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.thresholds.link_outage =
                          LinkOutage(parse_choice(link_outage_choices(), one(v), "--link-outage"));

@@ -18,6 +18,12 @@ namespace lr::spec {
 // separated by commas. Sorted, without duplicates. Throws UsageError naming `what`.
 std::vector<unsigned> parse_sizes(std::string_view s, std::string_view what);
 
+// The searches' defaults, read by the procedures and printed by the option table.
+inline constexpr double kSearchWidth = 0.005;     // every preset's goal width (relative)
+inline constexpr double kBackToBackWidth = 0.01;  // back-to-back's search for the longest burst
+inline constexpr double kInitialTrialS = 1.0;     // MLRsearch's shortest trials
+inline constexpr Preset kDefaultPreset = Preset::rfc2544;
+
 // What a measuring command does: `run` (trials of the given rate), or one of the procedures.
 enum class Procedure { run, sweep, throughput, latency, frame_loss, back_to_back };
 // run, sweep, throughput, latency, frame-loss, back-to-back
@@ -28,11 +34,14 @@ Procedure parse_procedure(std::string_view s, std::string_view what);
 struct ProcedureSpec {
     Procedure kind = Procedure::run;
     std::vector<unsigned> sizes;       // empty: the run's --size
+    std::string sizes_typed;           // --sizes as given, for messages
     // Throughput search.
     std::string search = "mlr";        // mlr (MLRsearch, RFC 9971) or binary (RFC 2544 26.1)
-    std::string preset;                // rfc2544, csit, tst009; empty: rfc2544 unless goals are given
+    std::string preset{to_string(kDefaultPreset)};  // rfc2544, csit, tst009 (--goals replace its goals)
     std::vector<double> goal_losses;   // loss ratios of the goals (0 = NDR); empty: the preset's
     std::optional<double> final_trial_s, initial_trial_s, duration_sum_s, exceed_ratio, width;
+    // The width a search ends at without --width: back-to-back's own, else the presets' goal width.
+    double default_width() const { return kind == Procedure::back_to_back ? kBackToBackWidth : kSearchWidth; }
     RateSpec max_rate;                 // the highest load tried (max: the line rate, or what the generator does)
     RateSpec min_rate;                 // the lowest (max: a thousandth of the highest)
     uint32_t max_trials = 1000;

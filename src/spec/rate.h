@@ -5,6 +5,7 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace lr::spec {
 
@@ -12,10 +13,30 @@ struct RateSpec {
     enum class Unit { max, pps, l1_bps, l2_bps, percent };
     Unit unit = Unit::max;
     double value = 0;
+    std::string typed;  // the value as the user gave it ("10Mpps"); empty for a computed rate
+    RateSpec() = default;
+    RateSpec(Unit u, double v, std::string as_typed = {}) : unit(u), value(v), typed(std::move(as_typed)) {}
     bool limited() const { return unit != Unit::max; }
     // "10 Mpps", "9.5 Gbit/s L1", "9.5 Gbit/s L2", "100 % of line rate", "max".
     std::string str() const;
+    // For messages: the value as typed, else str().
+    std::string quoted() const { return typed.empty() ? str() : typed; }
 };
+
+// No Ethernet port carries more than this at L1: 800 Gbit/s, the fastest standard Ethernet
+// (IEEE 802.3df-2024, 800GBASE-R), i.e. 1.19 Gpps of 64-byte frames. When the ports' line rate
+// is unknown, a rate above this per sending port is refused.
+inline constexpr double kFastestEthernetBps = 800e9;
+
+// The most the sending ports can carry (L1 bits/s over all of them) and where that comes
+// from, for messages: "the 10 Gbit/s line rate of eth1 (its link speed)".
+struct RateCeiling {
+    double bps = 0;
+    std::string source;
+    bool line_rate = false;  // a line rate (the ports', or --line-rate): % rates are of it
+};
+// --line-rate when given, else the physical bound for `tx_ports` sending ports.
+RateCeiling spec_ceiling(double line_rate_bps, size_t tx_ports);
 
 // "10Mpps", "250kpps", "1000" and "10k" (packets/s, k/M/G suffixes), "9.5Gbps" (L1),
 // "9.5Gbps-l2", "100%", "max". Throws UsageError naming `what` and the value.
@@ -35,6 +56,9 @@ inline double line_rate_pps(double line_bps, unsigned frame_size) { return line_
 // 0: unknown): 0 for max. Throws UsageError for a percentage without a line rate, and for a
 // rate above the line rate when it is known.
 double to_pps(const RateSpec& r, unsigned frame_size, double line_bps);
+// The same against a ceiling that says where it comes from; `what` names the option
+// ("--rate"). Throws UsageError quoting the value as typed, the ceiling and its source.
+double to_pps(const RateSpec& r, std::string_view what, unsigned frame_size, const RateCeiling& c);
 
 // "1.488 Mpps = 1.000 Gbit/s L1 = 0.762 Gbit/s L2 = 10.0 % of 10 Gbit/s" (the last part only
 // with a known line rate).

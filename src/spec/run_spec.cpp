@@ -41,7 +41,8 @@ Pattern parse_pattern(std::string_view s, std::string_view what) {
     if (s == "cbr") return {};
     if (s == "poisson") return {Pattern::Kind::poisson, 1};
     if (s.rfind("burst:", 0) == 0)
-        return {Pattern::Kind::burst, static_cast<uint32_t>(parse_uint(s.substr(6), what, 1, 1u << 20))};
+        return {Pattern::Kind::burst,
+                static_cast<uint32_t>(parse_uint(s.substr(6), what, 1, 1u << 20, {s, "the burst length"}))};
     throw UsageError(fmt::format("invalid {} \"{}\": expected cbr, burst:N or poisson", what, s));
 }
 
@@ -53,6 +54,20 @@ RunSpec RunSpec::with_trial(const TrialSpec& t) const {
     s.rate_pps = 0;  // resolved by the session for the trial's frame size
     s.duration_s = t.duration_s;
     return s;
+}
+
+std::vector<unsigned> RunSpec::frame_sizes() const {
+    return procedure.sizes.empty() ? std::vector<unsigned>{frame.frame_size} : procedure.sizes;
+}
+
+void RunSpec::check_rates(const RateCeiling& c, bool percent_needs_line_rate) const {
+    if (!tx_enabled()) return;
+    const std::pair<const RateSpec*, std::string_view> rates[] = {
+        {&rate, "--rate"}, {&procedure.max_rate, "--max-rate"}, {&procedure.min_rate, "--min-rate"}};
+    for (const auto& [r, what] : rates) {
+        if (r->unit == RateSpec::Unit::percent && !c.line_rate && !percent_needs_line_rate) continue;
+        for (unsigned size : frame_sizes()) (void)to_pps(*r, what, size, c);
+    }
 }
 
 void RunSpec::validate() const {
@@ -102,7 +117,10 @@ void RunSpec::validate() const {
         throw UsageError(fmt::format("--flows {} is fewer than the {} TX queues: with signatures every queue needs "
                                      "flows of its own (each flow is one sequence-numbered stream)",
                                      nflows, tx_queue_total()));
-    if (signature && nflows > 65535) throw UsageError("signatures carry a 16-bit stream id: at most 65535 flows");
+    if (signature && nflows > packet::kMaxSignedFlows)
+        throw UsageError(fmt::format("--flows {}: signatures carry a 16-bit stream id, at most {} flows (or "
+                                     "--no-signature)",
+                                     nflows, packet::kMaxSignedFlows));
     if (signed_frames() && rx_enabled() && !tx_enabled() && !nonce_given)
         throw UsageError("a receive-only run must know the sender's run nonce to recognise its frames: pass "
                          "--nonce N (the sender prints it, or set the same --nonce on both), or --no-signature");
@@ -128,9 +146,12 @@ void RunSpec::validate() const {
         }
         if (rx.size() != tx.size()) throw UsageError("--outstanding: every --rx port must also be a --tx port");
     }
-    if (burst > 512) throw UsageError(fmt::format("--burst {} must be between 1 and 512 (0: the backend's default)", burst));
-    if (descriptors && (descriptors < 64 || descriptors > 16384 || (descriptors & (descriptors - 1))))
-        throw UsageError(fmt::format("--descriptors {} must be a power of two between 64 and 16384", descriptors));
+    if (burst > kMaxBurst)
+        throw UsageError(
+            fmt::format("--burst {} must be between 1 and {} (0: the backend's default)", burst, kMaxBurst));
+    if (descriptors && (descriptors < kMinRing || descriptors > kMaxRing || (descriptors & (descriptors - 1))))
+        throw UsageError(fmt::format("--descriptors {} must be a power of two between {} and {}", descriptors, kMinRing,
+                                     kMaxRing));
     if (dpdk.mbufs && dpdk.mbufs < 2 * ring_size() + 4 * burst_size())
         throw UsageError(fmt::format("--mbufs {} is too small: need at least 2 x descriptors + 4 x burst = {}",
                                      dpdk.mbufs, 2 * ring_size() + 4 * burst_size()));
@@ -147,6 +168,7 @@ void RunSpec::validate() const {
     if (th.max_rate_error_pct && !rate.limited() && procedure.kind == Procedure::run)
         throw UsageError("--max-rate-error judges the offered rate against a --rate: give one");
     if (trials < 1) throw UsageError("--trials must be at least 1");
+    check_rates(spec_ceiling(line_rate_bps, tx.size()), false);
     if (pattern.kind != Pattern::Kind::cbr && !rate.limited())
         throw UsageError(fmt::format("--pattern {} spaces departures at a --rate: give one", pattern.str()));
     if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
@@ -175,8 +197,9 @@ void RunSpec::validate_procedure() const {
         auto f = frame;
         f.frame_size = size;
         if (size < packet::min_frame_size(f))
-            throw UsageError(fmt::format("--sizes: {} bytes is smaller than this frame kind's smallest ({} bytes)",
-                                         size, packet::min_frame_size(f)));
+            throw UsageError(fmt::format("--sizes{}: {} bytes is smaller than this frame kind's smallest ({} bytes)",
+                                         p.sizes_typed.empty() ? "" : fmt::format(" \"{}\"", p.sizes_typed), size,
+                                         packet::min_frame_size(f)));
     }
     if (p.min_rate.limited() && p.max_rate.limited() && p.min_rate.unit == p.max_rate.unit &&
         p.min_rate.value >= p.max_rate.value)

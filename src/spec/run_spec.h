@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flow/flows.h"
+#include "lr_shared.h"  // bpf/: limits shared with the XDP programs
 #include "packet/frame.h"
 #include "packet/signature.h"
 #include "spec/choices.h"
@@ -20,9 +21,21 @@
 
 namespace lr::spec {
 
-// AF_XDP: a frame must fit one 4096-byte UMEM chunk after the kernel's 256-byte headroom.
-inline constexpr unsigned kAfxdpMaxFrame = 4096 - 256 + 4;
-inline constexpr unsigned kSinkMaxStreams = 1024;  // bpf/lr_shared.h LR_MAX_STREAMS
+// AF_XDP: a frame must fit one UMEM chunk after the kernel's XDP headroom (its FCS is not
+// stored).
+inline constexpr unsigned kAfxdpMaxFrame = LR_UMEM_CHUNK - LR_XDP_HEADROOM + LR_FCS_LEN;
+// The largest frame (FCS included) XDP live frames carry (--tx-engine live).
+inline constexpr unsigned kLiveMaxFrame = LR_LIVE_MAX_FRAME + LR_FCS_LEN;
+// The streams the XDP counting sink tracks (its map's size).
+inline constexpr unsigned kSinkMaxStreams = LR_MAX_STREAMS;
+
+// Limits and defaults of the tuning options, read by the backends and printed by the option table.
+inline constexpr uint32_t kMaxBurst = 512;  // packets per burst: every backend's burst arrays
+inline constexpr uint32_t kDpdkBurst = 64, kAfxdpBurst = 32;   // --burst 0 (docs/architecture.md, "Decisions")
+inline constexpr uint32_t kMinRing = 64, kMaxRing = 16384;     // --descriptors
+inline constexpr uint32_t kDpdkRing = 1024, kAfxdpRing = 4096; // --descriptors 0
+inline constexpr uint32_t kMinMbufs = 8191;                    // --mbufs 0: at least this many per pool
+inline constexpr double kReflectDurationS = 60;                // reflect without --duration
 
 // Settings only the DPDK backend reads.
 struct DpdkSettings {
@@ -30,7 +43,7 @@ struct DpdkSettings {
     // Pairs of in-memory ring ports created after EAL init; A's TX queue i is B's RX queue i
     // and vice versa (16 queues each).
     std::vector<std::pair<std::string, std::string>> ring_pairs;
-    uint32_t mbufs = 0;  // per worker pool; 0 = max(8191, 4 x descriptors - 1)
+    uint32_t mbufs = 0;  // per worker pool; 0 = max(kMinMbufs, 4 x descriptors - 1)
 };
 
 // Settings only the AF_XDP backend reads.
@@ -91,11 +104,13 @@ struct RunSpec {
     bool stop_when_idle = false;    // RX-only: end once traffic came and then stopped
     unsigned trials = 1;            // back-to-back trials of the same spec in one session
 
-    uint32_t burst = 0;  // packets per burst; 0 = backend default (dpdk 64, afxdp 32)
-    uint32_t burst_size() const { return burst ? burst : (backend == BackendKind::afxdp ? 32 : 64); }
-    uint32_t descriptors = 0;  // per queue ring size; 0 = backend default (dpdk 1024, afxdp 4096)
-    uint32_t ring_size() const { return descriptors ? descriptors : (backend == BackendKind::afxdp ? 4096 : 1024); }
-    uint32_t effective_mbufs() const { return dpdk.mbufs ? dpdk.mbufs : std::max(8191u, 4 * ring_size() - 1); }
+    uint32_t burst = 0;  // packets per burst; 0 = backend default (kDpdkBurst, kAfxdpBurst)
+    uint32_t burst_size() const { return burst ? burst : (backend == BackendKind::afxdp ? kAfxdpBurst : kDpdkBurst); }
+    uint32_t descriptors = 0;  // per queue ring size; 0 = backend default (kDpdkRing, kAfxdpRing)
+    uint32_t ring_size() const {
+        return descriptors ? descriptors : (backend == BackendKind::afxdp ? kAfxdpRing : kDpdkRing);
+    }
+    uint32_t effective_mbufs() const { return dpdk.mbufs ? dpdk.mbufs : std::max(kMinMbufs, 4 * ring_size() - 1); }
     // The largest frame any trial of the session sends (pool buffers, MTU); 0 = frame size.
     unsigned max_frame_size = 0;
     unsigned session_max_frame() const { return std::max(max_frame_size, frame.frame_size); }
@@ -131,7 +146,7 @@ struct RunSpec {
         return signed_frames() && rx_enabled() && !reflect && afxdp.rx_mode != RxMode::xdp;
     }
     // Streams the receiver tracks: one per flow (stream id = flow index). An RX-only run does
-    // not know the sender's flow count unless --flows is given: it tracks up to 1024.
+    // not know the sender's flow count unless --flows is given: it tracks up to kSinkMaxStreams.
     uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : kSinkMaxStreams; }
     // Request/response and reflector: one worker serves a queue's TX and RX.
     bool paired() const { return reflect || outstanding > 0; }
@@ -140,6 +155,13 @@ struct RunSpec {
     TrialSpec trial() const { return {frame.frame_size, count, rate, duration_s}; }
     // This spec with the trial's values in place (frame size, count, rate, duration).
     RunSpec with_trial(const TrialSpec& t) const;
+
+    // The frame sizes the session's trials send: --sizes, else --size.
+    std::vector<unsigned> frame_sizes() const;
+    // Refuses (UsageError) a rate to be offered (--rate, --max-rate, --min-rate) that asks more
+    // than `c` at any of the frame sizes; a rate in % without a line rate only when
+    // `percent_needs_line_rate` (the session, once the ports said their speed).
+    void check_rates(const RateCeiling& c, bool percent_needs_line_rate) const;
 
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;

@@ -46,7 +46,7 @@ public:
           lat_(live_ ? &live_->buf[0] : &out->latency) {
         out_->streams.resize(streams);
     }
-    void burst_time(uint64_t rx_ns) { now48_ = rx_ns & kTsMask; }
+    void burst_time(uint64_t rx_ns) { now48_ = rx_ns & LR_SIG48_MASK; }
     // Once per loop iteration (with or without frames): answers the control thread's request
     // for the interval's latency histogram (see LatencyExchange).
     void poll() {
@@ -82,7 +82,6 @@ public:
     void publish(QueueCounters& c) const;
 
 private:
-    static constexpr uint64_t kTsMask = (uint64_t(1) << 48) - 1;
     void on_ours(const lr_wire_sig& r) {
         ++ours_;
         auto& st = out_->streams[r.stream];
@@ -102,7 +101,7 @@ private:
             case SeqTracker::Arrival::late: ++late_; break;
         }
         if (r.has_ts) {
-            const uint64_t lat = (now48_ - r.ts) & kTsMask;
+            const uint64_t lat = (now48_ - r.ts) & LR_SIG48_MASK;
             if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
                 lat_->add(lat);
                 st.jitter.add(r.ts, r.ts + lat);

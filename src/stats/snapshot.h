@@ -88,6 +88,10 @@ struct Totals {
 Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d);
 uint64_t port_drops(const Snapshot& s);
 
+// Senders that offer less than this share of the rate asked are generator-limited (an
+// interval's flag, and the trial's with a note).
+inline constexpr double kGeneratorLimited = 0.99;
+
 struct IntervalRow {
     double t0 = 0, t1 = 0;
     Rates tx, rx;
@@ -97,7 +101,7 @@ struct IntervalRow {
     uint64_t rx_reordered = 0, rx_dup = 0;  // reordered and duplicate test frames, delta
     uint64_t seq_gaps = 0;      // receivers' open sequence gaps at the end of the interval (running loss)
     // The rate asked of the senders in packets/s (0: as fast as possible), and whether they fell
-    // short of it over this whole interval (less than 99 %: generator-limited).
+    // short of it over this whole interval (below kGeneratorLimited of it).
     double requested_pps = 0;
     bool generator_limited = false;
     // Live latency (signed runs with timestamps): frames whose latency was measured in this

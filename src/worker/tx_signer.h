@@ -60,13 +60,13 @@ public:
         for (auto& v : seqs_) v = seq;
         // Template sum plus the sequence's words, modulo 0xffff: 2^16 is 1 mod 0xffff, so the
         // three 16-bit words of a 48-bit sequence sum to the sequence itself mod 0xffff.
-        seq_sum_ = base_.empty() ? 0 : static_cast<uint32_t>((base_[0] + (seq & kSeqMask) % 0xffff) % 0xffff);
+        seq_sum_ = base_.empty() ? 0 : static_cast<uint32_t>((base_[0] + (seq & LR_SIG48_MASK) % 0xffff) % 0xffff);
         sum_stale_ = false;
     }
 
     // A new burst, stamped with the worker's clock read `now_ns` (one read per burst).
     void begin_burst(uint64_t now_ns) {
-        ts_ = now_ns & kSeqMask;
+        ts_ = now_ns & LR_SIG48_MASK;
         ts_sum_ = l_.level == packet::SigLevel::seq_ts
                       ? static_cast<uint32_t>((ts_ >> 32) + ((ts_ >> 16) & 0xffff) + (ts_ & 0xffff))
                       : 0;
@@ -172,7 +172,6 @@ public:
     }
 
 private:
-    static constexpr uint64_t kSeqMask = (uint64_t(1) << 48) - 1;
     static void put48(uint8_t* p, uint64_t v) {
         const uint32_t hi = __builtin_bswap32(static_cast<uint32_t>(v >> 16));
         const uint16_t lo = __builtin_bswap16(static_cast<uint16_t>(v));

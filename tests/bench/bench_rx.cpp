@@ -43,7 +43,7 @@ struct Frames {
     void restamp(uint64_t now, bool cold) {
         for (size_t i = 0; i < kFrames; ++i) {
             std::memcpy(at(i), tmpl.data(), tmpl.size());
-            lr::packet::sig_stamp(at(i), layout, next_seq++, now & ((uint64_t(1) << 48) - 1));
+            lr::packet::sig_stamp(at(i), layout, next_seq++, now & LR_SIG48_MASK);
         }
         // What a receiver finds: frames written elsewhere, not in this core's cache.
         if (cold)

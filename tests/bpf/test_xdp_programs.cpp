@@ -152,18 +152,18 @@ TEST_F(Programs, TheLiveFramesProgramSignsEachCopyExactly) {
             const uint64_t start = l.seq_bits == 32 ? 0xfffffffdull - stream : 0xfffffffffffdull - stream * 0x10000ull;
             prog.set_next(stream, start, base);
             for (unsigned i = 0; i < 5; ++i) {
-                const uint64_t before = stats::now_ns() & 0xffffffffffffull;
+                const uint64_t before = stats::now_ns() & LR_SIG48_MASK;
                 const auto r = run(prog.prog_fd(), tpl);
                 ASSERT_EQ(r.action, XDP_REDIRECT) << k.name;
                 const auto info = packet::sig_classify(r.out.data(), r.out.size(), 4242, 8);
                 ASSERT_EQ(info.cls, packet::FrameClass::ours) << k.name << " stream " << stream << " copy " << i;
                 EXPECT_EQ(info.stream, stream);
-                const uint64_t mask = l.seq_bits == 32 ? 0xffffffffull : 0xffffffffffffull;
+                const uint64_t mask = l.seq_bits == 32 ? 0xffffffffull : LR_SIG48_MASK;
                 EXPECT_EQ(info.seq, (start + i) & mask) << k.name;
                 if (l.level == packet::SigLevel::seq_ts) {
                     EXPECT_TRUE(info.has_ts);
                     EXPECT_GE(info.ts_ns + 1000, before) << "the kernel's CLOCK_MONOTONIC, as the other engines stamp";
-                    EXPECT_LE(info.ts_ns, (stats::now_ns() & 0xffffffffffffull) + 1000);
+                    EXPECT_LE(info.ts_ns, (stats::now_ns() & LR_SIG48_MASK) + 1000);
                 }
                 // Everything but sequence, timestamp and checksum is the template's.
                 auto a = r.out, b = tpl;

@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const std::string s(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 9) {
+        switch (data[0] % 12) {
             case 0: {
                 const auto p = lr::spec::parse_profile(s, "fuzz.toml");
                 (void)lr::spec::build_profile_spec(p, {});
@@ -39,6 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             case 8: (void)lr::spec::build_run_spec({{"tx", {"p"}}, {"rx", {"q"}}, {"size", {s}}, {"rate", {s}}},
                                                    lr::spec::Procedure::sweep);
                 break;
+            case 9: (void)lr::spec::parse_pattern(s, "--pattern").str(); break;
+            case 10: (void)lr::spec::parse_listen(s, "--metrics"); break;
+            case 11: (void)lr::spec::build_reflect_draft({{"port", {"p"}}, {"dst-ports", {s}}, {"queues", {s}}}); break;
         }
     } catch (const lr::UsageError&) {
         // the expected answer to bad input

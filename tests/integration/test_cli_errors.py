@@ -1,6 +1,8 @@
 """Bad input gets a precise message and exit code 2 before anything is sent; --help explains."""
+import os
 import socket
 import subprocess
+import tempfile
 
 import pytest
 
@@ -66,6 +68,46 @@ def test_default_route_refused():
         check(r.returncode == 0, f"with --force: exit {r.returncode}: {r.stderr}")
 
 
+def test_outputs_checked_before_sending():
+    """Every output a command will write is checked before anything is sent (here: before the
+    EAL even starts): exit 2 naming the option, the whole path and why; nothing is created."""
+    with tempfile.TemporaryDirectory() as d:
+        missing = f"{d}/missing/out"
+        eal = ["--", "--vdev=net_null0", "--no-pci"]
+        for opt in ("--json", "--junit", "--csv", "--json-stream"):
+            out = lr("run", "-q", "--tx", "net_null0", "--count", "10", opt, missing, *eal, expect_rc=2)
+            check(f'{opt} "{missing}": cannot write there: the directory "{d}/missing" does not exist' in out, out)
+        out = lr("run", "-q", "--tx", "net_null0", "--rx", "net_null0", "--count", "10", "--capture", d, *eal,
+                 expect_rc=2)
+        check(f'--capture "{d}": cannot write there: it is a directory' in out, out)
+        with open(f"{d}/file", "w") as f:
+            f.write("{}")
+        out = lr("sweep", "-q", "--tx", "net_null0", "--count", "10", "--csv", f"{d}/file/s.csv", *eal, expect_rc=2)
+        check(f'--csv "{d}/file/s.csv": cannot write there: "{d}/file" is not a directory' in out, out)
+        out = lr("run", "-q", "--tx", "net_null0", "--count", "10", "--json", f"{d}/r.json", "--junit",
+                 f"{d}/./r.json", *eal, expect_rc=2)
+        check("are the same file" in out, out)
+        out = lr("report", f"{d}/file", "-o", missing, expect_rc=2)
+        check(f'--output "{missing}": cannot write there' in out, out)
+        out = lr("reflect", "--port", "lo", "--json", missing, expect_rc=2)
+        check(f'--json "{missing}": cannot write there' in out, out)
+        out = lr("probe", "lo", "--json", missing, expect_rc=2)
+        check(f'--json "{missing}": cannot write there' in out, out)
+        check(sorted(os.listdir(d)) == ["file"], f"created: {os.listdir(d)}")
+
+
+@pytest.mark.usefixtures("root")
+def test_read_only_output_refused():
+    """An output on a read-only file system (a tmpfs mounted ro in a mount namespace of its own)."""
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            f'mount -t tmpfs -o ro none {d} && exec "$@"', "sh", LINERATE, "run", "-q", "--tx",
+                            "net_null0", "--count", "10", "--json", f"{d}/r.json", "--", "--vdev=net_null0",
+                            "--no-pci"], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2 and f'--json "{d}/r.json": cannot write there: cannot create files in the directory '
+              f'"{d}": Read-only file system' in p.stderr, f"exit {p.returncode}: {p.stderr}")
+
+
 def test_help():
     out = lr("run", "--help", expect_rc=0)
     for word in ("--tx", "--rx", "queues=N", "--count", "--duration", "Exit codes", "--vdev"):
@@ -90,6 +132,14 @@ BAD_VALUES = {
                           'invalid --max-loss "150": expected a percentage between 0 and 100'),
     "sizes_in_a_run": (["--tx", "p", "--sizes", "64,128"], "sizes"),
     "bad_rate_unit": (["--tx", "p", "--rate", "10 furlongs"], 'invalid --rate "10 furlongs"'),
+    "rate_above_any_port": (["--tx", "p", "--rate", "1e30"],
+                            "--rate 1e30 asks 1e+30 pps of 64-byte frames: 8.4e+22 % of 800 Gbit/s, the most a port "
+                            "can carry"),
+    "rate_above_line_rate": (["--tx", "p", "--line-rate", "10G", "--rate", "20Gbps"],
+                             "--rate 20Gbps asks 29.762 Mpps of 64-byte frames: 200 % of the 10 Gbit/s line rate "
+                             "given with --line-rate"),
+    "part_of_a_value_quoted_whole": (["--tx", "p", "--rate", "1M", "--pattern", "burst:0"],
+                                     'invalid --pattern "burst:0": the burst length "0": must be between 1 and'),
 }
 
 
@@ -105,3 +155,8 @@ def test_procedure_without_rx():
 def test_percent_without_line_rate():
     check("line rate" in lr("run", "--tx", "net_null0", "--rate", "50%", "--count", "10", "--", "--vdev=net_null0",
                             "--no-pci", expect_rc=2), "% needs a line rate")
+
+
+def test_range_step_quoted_whole():
+    check('invalid --sizes "64:128:+0": the step "0"' in lr("sweep", "--tx", "p", "--sizes", "64:128:+0", expect_rc=2),
+          "--sizes quoted whole")

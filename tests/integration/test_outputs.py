@@ -308,3 +308,63 @@ def test_afxdp_report_valid():
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stderr}")
         with open(f"{d}/r.json") as f:
             valid(json.load(f), "afxdp run report")
+
+
+def test_probe_and_reflector_json_valid():
+    """probe --json and the in-driver reflector's --json match their own schemas (docs/probe.schema.json,
+    docs/reflect.schema.json), the reflector's after it sent a sender's frames back."""
+    import signal
+    docs = os.path.dirname(SCHEMA_PATH)
+    schemas = {}
+    for name in ("probe", "reflect"):
+        with open(os.path.join(docs, f"{name}.schema.json")) as f:
+            schemas[name] = json.load(f)
+    with VethBed(unique("lxj")) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "probe", bed.ifa, "--json", f"{d}/p.json"], timeout=120)
+        check(r.returncode in (0, 3), f"probe exit {r.returncode}: {r.stderr}")
+        with open(f"{d}/p.json") as f:
+            jsonschema.validate(json.load(f), schemas["probe"])
+        refl = bed.start(bed.nsb, [LINERATE, "reflect", "--port", bed.ifb, "--duration", "120s", "-q",
+                                   "--json", f"{d}/refl.json"])
+        bed.wait_xdp(bed.nsb, bed.ifb, refl)
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifa,
+                              "--cpus", "1", "--outstanding", "4", "--count", "1000"], timeout=120)
+        refl.send_signal(signal.SIGINT)
+        out, _ = refl.communicate(timeout=30)
+        check(r.returncode == 0 and refl.returncode == 0,
+              f"sender {r.returncode}: {r.stderr}\nreflector {refl.returncode}: {out}")
+        with open(f"{d}/refl.json") as f:
+            rep = json.load(f)
+        jsonschema.validate(rep, schemas["reflect"])
+        check(rep["reflected"] == 1000, f"reflected {rep['reflected']}")
+
+
+@pytest.mark.usefixtures("root")
+def test_failed_writes_named_per_output():
+    """A full disk (a 16 KiB tmpfs filled up, in a mount namespace of its own) and /dev/full:
+    every output names its file and the reason, no temporary file is left, exit 3."""
+    with tempfile.TemporaryDirectory() as d:
+        outs = ["--json", f"{d}/r.json", "--junit", f"{d}/j.xml", "--csv", f"{d}/r.csv", "--json-stream",
+                f"{d}/r.jsonl", "--capture", f"{d}/c.pcap"]
+        sweep = [LINERATE, "sweep", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--sizes", "64",
+                 "--count", "10k", *outs, "--", *NO_PCI]
+        script = (f'mount -t tmpfs -o size=16k none {d} && dd if=/dev/zero of={d}/fill bs=1k count=64 2>/dev/null; '
+                  f'"$@"; rc=$?; echo "files: $(ls -A {d})"; exit $rc')
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", *sweep],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 3, f"exit {p.returncode}\n{p.stdout}{p.stderr}")
+        nospace = "No space left on device"
+        for what in (f"the JSON report to {d}/r.json", f"the JUnit file to {d}/j.xml", f"the CSV file {d}/r.csv",
+                     f"the CSV table to {d}/r-trials.csv", f"the CSV table to {d}/r-sizes.csv",
+                     f"the JSON lines file {d}/r.jsonl", f"the capture file {d}/c.pcap"):
+            check(p.stderr.count(f"linerate: error: couldn't write {what}: {nospace}") == 1, f"{what}:\n{p.stderr}")
+        files = p.stdout.split("files: ")[-1].split()
+        check(not [f for f in files if ".tmp" in f], f"temporary files left: {files}")
+        check("64" in p.stdout, "the results were still printed")
+        # Streams on /dev/full: named once each, after a run that otherwise passed.
+        p = subprocess.run([LINERATE, "run", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--count",
+                            "10k", "--csv", "/dev/full", "--json-stream", "/dev/full", "--capture", "/dev/full",
+                            "--", *NO_PCI], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 3, f"exit {p.returncode}\n{p.stdout}{p.stderr}")
+        for what in ("CSV", "JSON lines", "capture"):
+            check(p.stderr.count(f"couldn't write the {what} file /dev/full: {nospace}") == 1, f"{what}:\n{p.stderr}")

@@ -1,13 +1,16 @@
 // The option table: one vocabulary for the command line, profiles, the JSON spec and the docs.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "procedures/search.h"
 #include "spec/options.h"
+#include "spec/parse.h"
 #include "util/error.h"
 
 using namespace lr;
@@ -135,6 +138,72 @@ TEST(Options, ReflectBuildsItsSpecFromTheSameTable) {
                   spec::build_reflect_draft({{"port", {"p"}}, {"reflect-backend", {"xdp"}}, {"eal", {"--no-pci"}}});
               }).find("applies to the dpdk backend only"),
               std::string::npos);
+}
+
+// One source for each default: applying the default a row prints changes nothing in the spec
+// its command builds without the option; the defaults that depend on something say so, and
+// the procedures use the values printed.
+TEST(Options, EveryPrintedDefaultIsTheSpecsOwn) {
+    const std::set<std::string> described = {"src-ip", "dst-ip", "duration", "width", "sizes", "goals", "trial-duration",
+                                             "duration-sum", "exceed-ratio", "min-rate", "initial-duration"};
+    const auto json_of = [](spec::OptionValues o, spec::Procedure k) {
+        o["nonce"] = {"7"};
+        return spec::spec_json(spec::build_run_spec(o, k));
+    };
+    unsigned checked = 0;
+    for (const auto& row : spec::option_table()) {
+        if (row.default_text.empty() || row.kind == spec::OptionDef::Kind::flag) continue;
+        const bool run = row.applies_to(spec::Command::run);
+        if (!run && !row.applies_to(spec::Command::procedure)) continue;  // reflect's: below
+        const auto kind = run ? spec::Procedure::run : spec::Procedure::throughput;
+        auto given = base();
+        given["rx"] = {"q"};
+        if (!(row.backends & spec::kDpdk)) given["backend"] = {"afxdp"};
+        const auto without = json_of(given, kind);
+        std::string value = row.default_text;
+        if (described.count(std::string(row.name))) {
+            if (row.name != "duration" && row.name != "src-ip" && row.name != "dst-ip") continue;
+            value = value.substr(0, value.find(" ("));  // "10s (reflect: 60s)": the run's part
+        }
+        given[std::string(row.name)] = {value};
+        EXPECT_EQ(json_of(given, kind), without) << "--" << row.name << " " << value << " is not the default";
+        ++checked;
+    }
+    EXPECT_GT(checked, 30u);
+    // The searches' defaults are the procedures' own.
+    spec::ProcedureSpec p;
+    p.kind = spec::Procedure::back_to_back;
+    const double b2b = p.default_width();
+    p.kind = spec::Procedure::throughput;
+    EXPECT_EQ(spec::find_option("width")->default_text, fmt::format("{:g} (back-to-back: {:g})", p.default_width() * 100, b2b * 100));
+    for (const auto* preset : {"rfc2544", "csit", "tst009"})
+        for (const auto& g : procedures::preset_goals(preset)) {
+            EXPECT_DOUBLE_EQ(g.width, p.default_width()) << preset;
+            EXPECT_DOUBLE_EQ(g.initial_trial_s,
+                             spec::parse_duration(spec::find_option("initial-duration")->default_text, "d"))
+                << preset;
+        }
+    EXPECT_EQ(spec::find_option("preset")->default_text, "rfc2544");
+    // reflect's own rows.
+    const auto plain = spec::build_reflect_draft({{"port", {"p"}}});
+    for (const char* name : {"reflect-backend", "queues", "reflect-proto", "dst-ports"}) {
+        const auto d = spec::build_reflect_draft({{"port", {"p"}}, {name, {spec::find_option(name)->default_text}}});
+        EXPECT_TRUE(d.reflect_backend == plain.reflect_backend && d.queues == plain.queues &&
+                    d.any_proto == plain.any_proto && d.spec.frame.dst_port == plain.spec.frame.dst_port &&
+                    std::max(d.dst_port_hi, d.spec.frame.dst_port) == std::max(plain.dst_port_hi, plain.spec.frame.dst_port))
+            << name;
+    }
+    EXPECT_EQ(spec::find_option("duration")->default_text,
+              fmt::format("{} (reflect: {})", spec::format_duration(spec::RunSpec{}.duration_s),
+                          spec::format_duration(
+                              spec::build_reflect_draft({{"port", {"p"}}, {"reflect-backend", {"afxdp"}}}).spec.duration_s)));
+}
+
+TEST(Options, DurationsPrintAsTheyParse) {
+    for (double s : {0.1, 0.25, 1.0, 2.0, 60.0, 3600.0, 0.000250, 1.5})
+        EXPECT_DOUBLE_EQ(spec::parse_duration(spec::format_duration(s), "t"), s) << spec::format_duration(s);
+    EXPECT_EQ(spec::format_duration(0.1), "100ms");
+    EXPECT_EQ(spec::format_duration(60), "60s");
 }
 
 TEST(Options, TheDocsListEveryOptionAsTheTableDoes) {

@@ -101,7 +101,7 @@ TEST(Profiles, EveryMistakeIsNamedWithFileLineAndColumn) {
         {b + "[run]\nrate = \"1k\"\n[thresholds]\nrate = \"2k\"\n", "p.toml:9:1: rate is given twice (first at p.toml:7:1)"},
         {b + "[run]\nrate = true\n", "p.toml:7:8: rate: a boolean where a value is expected"},
         {b + "[output]\nquiet = \"yes\"\n", "p.toml:7:9: quiet: expected true or false"},
-        {b + "[frames]\nsizes = [64, 10000]\n", "p.toml:7:9: invalid --sizes \"10000\": must be between 64 and 9000"},
+        {b + "[frames]\nsizes = [64, 10000]\n", "p.toml:7:9: invalid --sizes \"64,10000\": frame size \"10000\": must be between 64 and 9000"},
         {b + "[run]\nduration = \"10 parsecs\"\n", "p.toml:7:12: invalid --duration"},
         {b + "[thresholds]\nmax-loss = 101\n", "p.toml:7:12: invalid --max-loss \"101\": expected a percentage"},
         {b + "[run]\nrate = \"1k\"\n[run.x]\ny = 1\n", "sections do not nest"},

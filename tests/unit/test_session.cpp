@@ -324,6 +324,6 @@ TEST(Session, TheRateIsResolvedPerTrialFromEveryUnit) {
         EXPECT_TRUE(r.rate.departures.measured);
     }
     auto no_line = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"count", {"1000"}}, {"rate", {"10%"}}});
-    engine::Session s2(loop::make_loop_backend(), no_line);
-    EXPECT_THROW(s2.run_trial(no_line.trial(), sink), lr::UsageError) << "% without a line rate";
+    EXPECT_THROW(engine::Session(loop::make_loop_backend(), no_line), lr::UsageError)
+        << "% without a line rate: refused when the session opens";
 }

@@ -73,7 +73,7 @@ TEST(Signature, RoundTripAllKindsWithIncrementalChecksum) {
                     auto f = signed_frame(s, 0xbeef, 7);
                     for (int i = 0; i < 50; ++i) {
                         const uint64_t seq = rng() & ((uint64_t(1) << l.seq_bits) - 1);
-                        const uint64_t ts = rng() & ((uint64_t(1) << 48) - 1);
+                        const uint64_t ts = rng() & LR_SIG48_MASK;
                         sig_stamp(f.data(), l, seq, ts);
                         const auto r = sig_classify(f.data(), f.size(), 0xbeef, 16);
                         ASSERT_EQ(r.cls, FrameClass::ours) << v6 << int(l4) << vlan << size;
@@ -293,7 +293,7 @@ TEST(TxSigner, BurstStampIsValidAcrossEveryCarryAndWrap) {
                     for (uint32_t i = 0; i < n; ++i, ++expect) {
                         const auto r = sig_classify(fr[i].data(), fr[i].size(), 0x0102, 16);
                         ASSERT_EQ(r.cls, FrameClass::ours) << "v6 " << v6 << " vlan " << vlan << " seq " << expect;
-                        ASSERT_EQ(r.seq, expect & ((uint64_t(1) << 48) - 1));
+                        ASSERT_EQ(r.seq, expect & LR_SIG48_MASK);
                         ASSERT_TRUE(r.has_ts);
                         ASSERT_EQ(r.stream, 6);
                     }

@@ -101,7 +101,7 @@ TEST(Spec, RejectsBadSizes) {
 TEST(Spec, RejectsZeroQueuesAndNoPorts) {
     auto o = base();
     o["tx"] = {"net_null0,queues=0"};
-    expect_usage([&] { to_spec(o); }, "--tx queues");
+    expect_usage([&] { to_spec(o); }, "invalid --tx \"net_null0,queues=0\": queues \"0\"");
     o.erase("tx");
     expect_usage([&] { to_spec(o); }, "no port given");
     o["tx"] = {"a", "a"};

@@ -56,10 +56,10 @@ LiveTxProgram::LiveTxProgram(unsigned ifindex, const packet::SigLayout& l, bool 
                              uint32_t frame_len)
     : nstreams_(std::max<uint32_t>(nstreams, 1)), layout_(l), sign_(sign && l.level != packet::SigLevel::none) {
     if (const auto why = live_frames_unsupported(); !why.empty()) throw EnvError("--tx-engine live: " + why);
-    if (frame_len + 4 > kLiveMaxFrame)
+    if (frame_len + packet::kFcsLen > kLiveMaxFrame)
         throw UsageError(fmt::format("--tx-engine live carries frames of at most {} bytes (one page per frame, no "
                                      "jumbo frames); {} requested: use --tx-engine socket",
-                                     kLiveMaxFrame, frame_len + 4));
+                                     kLiveMaxFrame, frame_len + packet::kFcsLen));
     skel_ = lr_xdp_live_tx__open();
     if (!skel_) throw EnvError(fmt::format("couldn't open the live-frames program: {}", std::strerror(errno)));
     auto* ro = skel_->rodata;

@@ -10,6 +10,7 @@
 
 #include "lr_shared.h"
 #include "packet/signature.h"
+#include "spec/run_spec.h"
 #include "worker/worker_config.h"
 
 struct lr_xdp_live_tx;
@@ -47,9 +48,7 @@ private:
     bool sign_ = false;
 };
 
-// The largest frame (FCS included) the kernel's live-frames mode carries: one page less the
-// XDP headroom and the shared info.
-inline constexpr uint32_t kLiveMaxFrame = LR_LIVE_MAX_FRAME + 4;
+using spec::kLiveMaxFrame;  // the largest frame (FCS included) the kernel's live-frames mode carries
 
 // Whether this kernel runs live frames at all ("" when it does, else why not).
 std::string live_frames_unsupported();

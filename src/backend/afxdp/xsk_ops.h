@@ -124,7 +124,7 @@ public:
     }
     uint8_t* data(uint32_t i) const { return umem_ + xsk_umem__add_offset_to_addr(desc(i)->addr); }
     uint32_t len(uint32_t i) const { return desc(i)->len; }
-    uint64_t wire_bytes(uint32_t i) const { return desc(i)->len + 4ull; }  // + FCS
+    uint64_t wire_bytes(uint32_t i) const { return desc(i)->len + uint64_t{packet::kFcsLen}; }
     bool csum_verified(uint32_t) const { return false; }
     void release() {
         uint32_t fidx = 0;
@@ -164,7 +164,7 @@ public:
         const uint32_t n = xsk_ring_cons__peek(&comp, comp_ring_, &idx);
         for (uint32_t i = 0; i < n; ++i) {
             const uint64_t a = *xsk_ring_cons__comp_addr(&comp, idx + i);
-            bytes_ += lens_[a / kChunk] + 4ull;
+            bytes_ += lens_[a / kChunk] + uint64_t{packet::kFcsLen};
             stash_.push_back(a);
         }
         if (n) xsk_ring_cons__release(&comp, n);
@@ -184,7 +184,7 @@ public:
     }
     uint8_t* data(uint32_t i) const { return umem_ + xsk_umem__add_offset_to_addr(desc(i)->addr); }
     uint32_t len(uint32_t i) const { return desc(i)->len; }
-    uint64_t wire_bytes(uint32_t i) const { return desc(i)->len + 4ull; }
+    uint64_t wire_bytes(uint32_t i) const { return desc(i)->len + uint64_t{packet::kFcsLen}; }
     void keep(uint32_t i) { keep_[i] = true; }
     worker::Transmitted send_back() {
         uint32_t nb = 0;

@@ -2,6 +2,7 @@
 // state that outlives a trial. The hot loops are the queue engines over xsk_ops.h.
 #include "backend/afxdp/xsk_socket.h"
 
+#include <linux/bpf.h>
 #include <net/if.h>
 
 #include "backend/afxdp/xdp_prog.h"
@@ -19,6 +20,8 @@
 
 #include "util/error.h"
 #include "util/privileges.h"
+
+static_assert(LR_XDP_HEADROOM == XDP_PACKET_HEADROOM, "bpf/lr_shared.h names the kernel's XDP headroom");
 
 namespace lr::afxdp {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/choices.h"
+#include "spec/run_spec.h"
 
 struct xsk_socket;
 struct xsk_umem;
@@ -17,8 +17,8 @@ struct xsk_ring_cons;
 
 namespace lr::afxdp {
 
-inline constexpr uint32_t kChunk = 4096;  // UMEM frame size
-inline constexpr uint32_t kMaxBurst = 512;
+inline constexpr uint32_t kChunk = LR_UMEM_CHUNK;  // UMEM frame size
+using spec::kMaxBurst;
 
 struct XskConfig {
     std::string ifname;

@@ -341,7 +341,7 @@ void DpdkBackend::start(const std::vector<worker::WorkerConfig>& workers) {
                 if (f.size() > tp.pool->elt_size - sizeof(rte_mbuf) - RTE_PKTMBUF_HEADROOM)
                     throw EnvError(fmt::format("a {}-byte frame does not fit the mbufs of port {} (made for the "
                                                "session's largest frame)",
-                                               f.size() + 4, w.port));
+                                               f.size() + packet::kFcsLen, w.port));
             TemplateInit ti{&w.tx.templates};
             rte_mempool_obj_iter(tp.pool, init_tx_mbuf, &ti);
             if (!ti.layout_ok)

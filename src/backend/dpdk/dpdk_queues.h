@@ -8,11 +8,12 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "spec/run_spec.h"
 #include "worker/queue_ops.h"
 
 namespace lr::dpdk {
 
-inline constexpr uint32_t kMaxBurst = 512;
+using spec::kMaxBurst;
 // Frame data follows the mbuf header at a fixed offset (pools are made without private area;
 // checked when a pool's templates are written): the stamp needs no mbuf header read.
 inline constexpr size_t kDataOffset = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
@@ -78,7 +79,8 @@ public:
     }
     uint8_t* data(uint32_t i) const { return rte_pktmbuf_mtod(bufs_[i], uint8_t*); }
     uint32_t len(uint32_t i) const { return rte_pktmbuf_data_len(bufs_[i]); }
-    uint64_t wire_bytes(uint32_t i) const { return rte_pktmbuf_pkt_len(bufs_[i]) + 4ull; }  // + FCS, which the NIC strips
+    // + FCS, which the NIC strips
+    uint64_t wire_bytes(uint32_t i) const { return rte_pktmbuf_pkt_len(bufs_[i]) + uint64_t{packet::kFcsLen}; }
     bool csum_verified(uint32_t i) const {
         return (bufs_[i]->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
     }
@@ -114,7 +116,7 @@ public:
             partial |= k < nb - sent;
             sent = static_cast<uint16_t>(sent + k);
         }
-        for (uint16_t i = 0; i < sent; ++i) bytes_ += rte_pktmbuf_pkt_len(back_[i]) + 4ull;
+        for (uint16_t i = 0; i < sent; ++i) bytes_ += rte_pktmbuf_pkt_len(back_[i]) + uint64_t{packet::kFcsLen};
         if (sent < nb) rte_pktmbuf_free_bulk(back_ + sent, nb - sent);
         confirmed_ += sent;
         dropped_ += nb - sent;

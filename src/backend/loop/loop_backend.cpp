@@ -18,7 +18,7 @@
 namespace lr::loop {
 namespace {
 
-constexpr uint32_t kMaxBurst = 512;
+using spec::kMaxBurst;
 
 // One RX queue's wire: a bounded ring of frame slots, one producer, one consumer.
 struct Wire {
@@ -174,7 +174,7 @@ public:
     }
     uint8_t* data(uint32_t i) const { return const_cast<uint8_t*>(w_.mem.data()) + ((t_ + i) % w_.cap) * w_.slot; }
     uint32_t len(uint32_t i) const { return w_.len[(t_ + i) % w_.cap]; }
-    uint64_t wire_bytes(uint32_t i) const { return len(i) + 4ull; }
+    uint64_t wire_bytes(uint32_t i) const { return len(i) + uint64_t{packet::kFcsLen}; }
     bool csum_verified(uint32_t) const { return false; }
     void release() { w_.tail.store(t_ + n_, std::memory_order_release); }
     void idle() {}
@@ -231,6 +231,7 @@ void LoopBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& 
         p.driver = "loop";
         p.id = static_cast<uint16_t>(i);
         p.link_up = true;
+        p.link_speed_mbps = sh_.faults.link_speed_mbps;
         infos_.push_back(p);
     }
     slot_ = (spec.session_max_frame() + 63) / 64 * 64;

@@ -22,6 +22,7 @@ struct LoopFaults {
     bool link_down_in_outage = false;  // the ports report their link down during the outage
     bool fail_workers = false;  // every worker fails at once
     bool freeze_rx = false;   // receivers stop polling (a hung worker) until stopped
+    uint32_t link_speed_mbps = 0;  // the link speed the ports report (0: unknown, as veth)
 };
 
 // What the wires did, for tests to compare with what linerate reports.
