@@ -271,7 +271,7 @@ std::vector<OptionDef> make_table() {
                          "at once, up to this much lateness, so the trial offers exactly its rate; further behind, it "
                          "gives up the oldest slots. Stalls, the longest one, the slots given up and the largest "
                          "catch-up burst are reported. none: no more than two bursts' worth",
-                 .default_text = "20ms",
+                 .default_text = format_duration(ds.catch_up_s),
                  .apply = [](Draft& d, const Values& v) { d.spec.catch_up_s = parse_catch_up(one(v), "--catch-up"); },
                  .show = [](const RunSpec& s, J& j) { j["catch_up_s"] = s.catch_up_s; }});
     t.push_back({.name = "seed", .group = "Run", .value_name = "N",

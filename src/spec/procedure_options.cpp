@@ -223,7 +223,7 @@ void add_procedure_rows(std::vector<OptionDef>& t, const RunSpec& ds) {
                  .help = "Procedures: fail when more trials than this were invalid (the generator fell short, this "
                          "host dropped frames, a link went down), even though they were repeated or left out; "
                          "check uses 0 unless the profile sets it",
-                 .default_text = "none (check: 0)", .commands = kProc,
+                 .commands = kProc,
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.thresholds.max_invalid_trials = parse_uint(one(v), "--max-invalid-trials", 0, 1000000);
                  },
