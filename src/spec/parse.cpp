@@ -7,19 +7,15 @@
 #include "util/error.h"
 
 namespace lr::spec {
-namespace {
-
-[[noreturn]] void bad(std::string_view what, std::string_view s, std::string_view why) {
+void invalid_value(std::string_view what, std::string_view s, std::string_view why) {
     throw UsageError(fmt::format("invalid {} \"{}\": {}", what, s, why));
 }
 
-}  // namespace
-
 double parse_duration(std::string_view s, std::string_view what) {
-    if (s.empty()) bad(what, s, "empty duration");
+    if (s.empty()) invalid_value(what, s, "empty duration");
     double v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p == s.data()) bad(what, s, "expected a number with unit s, ms, us or m");
+    if (ec != std::errc() || p == s.data()) invalid_value(what, s, "expected a number with unit s, ms, us or m");
     std::string_view unit(p, static_cast<size_t>(s.data() + s.size() - p));
     double mul = 0;
     if (unit.empty() || unit == "s") mul = 1;
@@ -27,36 +23,36 @@ double parse_duration(std::string_view s, std::string_view what) {
     else if (unit == "us") mul = 1e-6;
     else if (unit == "m") mul = 60;
     else if (unit == "h") mul = 3600;
-    else bad(what, s, fmt::format("unknown unit \"{}\" (use s, ms, us, m or h)", unit));
+    else invalid_value(what, s, fmt::format("unknown unit \"{}\" (use s, ms, us, m or h)", unit));
     v *= mul;
-    if (!std::isfinite(v) || v <= 0) bad(what, s, "must be greater than zero");
-    if (v > 366.0 * 86400) bad(what, s, "must be at most one year");
+    if (!std::isfinite(v) || v <= 0) invalid_value(what, s, "must be greater than zero");
+    if (v > 366.0 * 86400) invalid_value(what, s, "must be at most one year");
     return v;
 }
 
 double parse_catch_up(std::string_view s, std::string_view what) {
     if (s == "none") return 0;
     const double v = parse_duration(s, what);
-    if (v > 10) bad(what, s, "must be none or at most 10 s");
+    if (v > 10) invalid_value(what, s, "must be none or at most 10 s");
     return v;
 }
 
 uint64_t parse_count(std::string_view s, std::string_view what) {
-    if (s.empty()) bad(what, s, "empty count");
+    if (s.empty()) invalid_value(what, s, "empty count");
     uint64_t v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec == std::errc::result_out_of_range) bad(what, s, "too large");
-    if (ec != std::errc() || p == s.data()) bad(what, s, "expected a whole number (suffix k, M or G allowed)");
+    if (ec == std::errc::result_out_of_range) invalid_value(what, s, "too large");
+    if (ec != std::errc() || p == s.data()) invalid_value(what, s, "expected a whole number (suffix k, M or G allowed)");
     std::string_view suf(p, static_cast<size_t>(s.data() + s.size() - p));
     uint64_t mul = 1;
     if (suf.empty()) mul = 1;
     else if (suf == "k" || suf == "K") mul = 1000;
     else if (suf == "M") mul = 1000000;
     else if (suf == "G") mul = 1000000000;
-    else bad(what, s, fmt::format("unknown suffix \"{}\" (use k, M or G)", suf));
-    if (v > UINT64_MAX / mul) bad(what, s, "too large");
+    else invalid_value(what, s, fmt::format("unknown suffix \"{}\" (use k, M or G)", suf));
+    if (v > UINT64_MAX / mul) invalid_value(what, s, "too large");
     v *= mul;
-    if (v == 0) bad(what, s, "must be greater than zero");
+    if (v == 0) invalid_value(what, s, "must be greater than zero");
     return v;
 }
 
@@ -64,8 +60,8 @@ uint64_t parse_uint(std::string_view s, std::string_view what, uint64_t lo, uint
     uint64_t v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-        bad(what, s, "expected a whole number");
-    if (v < lo || v > hi) bad(what, s, fmt::format("must be between {} and {}", lo, hi));
+        invalid_value(what, s, "expected a whole number");
+    if (v < lo || v > hi) invalid_value(what, s, fmt::format("must be between {} and {}", lo, hi));
     return v;
 }
 
@@ -80,19 +76,19 @@ PortQueues parse_port_queues(std::string_view s, std::string_view what) {
         pos = comma + 1;
         if (first) {
             first = false;
-            if (tok.empty()) bad(what, s, "empty port name (expected NAME or NAME,queues=N)");
+            if (tok.empty()) invalid_value(what, s, "empty port name (expected NAME or NAME,queues=N)");
             pq.port = std::string(tok);
             continue;
         }
         auto eq = tok.find('=');
-        if (eq == std::string_view::npos) bad(what, s, fmt::format("\"{}\" is not KEY=VALUE", tok));
+        if (eq == std::string_view::npos) invalid_value(what, s, fmt::format("\"{}\" is not KEY=VALUE", tok));
         auto key = tok.substr(0, eq);
         auto val = tok.substr(eq + 1);
         if (key == "queues")
             pq.queues = static_cast<uint16_t>(
                 parse_uint(val, fmt::format("{} queues", what), 1, kMaxQueues));
         else
-            bad(what, s, fmt::format("unknown key \"{}\" (known: queues)", key));
+            invalid_value(what, s, fmt::format("unknown key \"{}\" (known: queues)", key));
     }
     return pq;
 }

@@ -6,6 +6,9 @@
 
 namespace lr::spec {
 
+// Throws UsageError: invalid WHAT "S": WHY (the whole value typed, quoted).
+[[noreturn]] void invalid_value(std::string_view what, std::string_view s, std::string_view why);
+
 // "10s", "500ms", "2m", "1.5" (seconds). Must be > 0 and <= 1 year.
 double parse_duration(std::string_view s, std::string_view what);
 // --catch-up: "none" (0) or a duration up to 10 s.

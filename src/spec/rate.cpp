@@ -4,21 +4,18 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "spec/parse.h"
 #include "util/error.h"
 
 namespace lr::spec {
 namespace {
 
-[[noreturn]] void bad(std::string_view what, std::string_view s, std::string_view why) {
-    throw UsageError(fmt::format("invalid {} \"{}\": {}", what, s, why));
-}
-
 // A positive finite number at the start of `s`; `rest` is what follows it.
 double leading_number(std::string_view s, std::string_view what, std::string_view& rest, std::string_view expect) {
     double v = 0;
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p == s.data()) bad(what, s, expect);
-    if (!std::isfinite(v) || v <= 0) bad(what, s, "must be greater than zero");
+    if (ec != std::errc() || p == s.data()) invalid_value(what, s, expect);
+    if (!std::isfinite(v) || v <= 0) invalid_value(what, s, "must be greater than zero");
     rest = std::string_view(p, static_cast<size_t>(s.data() + s.size() - p));
     return v;
 }
@@ -76,21 +73,21 @@ RateSpec parse_rate(std::string_view s, std::string_view what) {
     std::string_view u;
     const double v = leading_number(s, what, u, expect);
     if (u == "%") {
-        if (v > 100) bad(what, s, "a percentage of the line rate must be at most 100");
+        if (v > 100) invalid_value(what, s, "a percentage of the line rate must be at most 100");
         return {RateSpec::Unit::percent, v};
     }
     const double m = prefix(u);
     if (u.empty() || u == "pps") return {RateSpec::Unit::pps, v * m};
     if (u == "bps" || u == "bps-l1") return {RateSpec::Unit::l1_bps, v * m};
     if (u == "bps-l2") return {RateSpec::Unit::l2_bps, v * m};
-    bad(what, s, expect);
+    invalid_value(what, s, expect);
 }
 
 double parse_bits_per_second(std::string_view s, std::string_view what) {
     std::string_view u;
     const double v = leading_number(s, what, u, "expected a bit rate such as 10G, 25Gbps or 100M");
     const double m = prefix(u);
-    if (!u.empty() && u != "bps" && u != "bit/s") bad(what, s, "expected a bit rate such as 10G, 25Gbps or 100M");
+    if (!u.empty() && u != "bps" && u != "bit/s") invalid_value(what, s, "expected a bit rate such as 10G, 25Gbps or 100M");
     return v * m;
 }
 
