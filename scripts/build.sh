@@ -41,22 +41,6 @@ for o in json.load(open("build/meson-info/intro-buildoptions.json")):
 PY
 }
 tests=$([[ $mode == all ]] && echo true || echo false)
-mkdir -p build
-log=build/build.log
-: > "$log"
-if [[ ! -f build/build.ninja ]]; then
-    meson setup build --buildtype=release -Dtests=$tests -Ddpdk=$dpdk >> "$log" 2>&1 ||
-        { tail -n 30 "$log" >&2; echo "build: meson setup failed (build/build.log)" >&2; exit 1; }
-else
-    set_opts=()
-    [[ $tests == true && $(current tests) != true ]] && set_opts+=(-Dtests=true)
-    [[ $dpdk == enabled && $(current dpdk) != enabled ]] && set_opts+=(-Ddpdk=enabled)
-    if ((${#set_opts[@]})); then
-        meson configure build "${set_opts[@]}" >> "$log" 2>&1 ||
-            { tail -n 30 "$log" >&2; echo "build: meson configure failed (build/build.log)" >&2; exit 1; }
-    fi
-fi
-
 if [[ $mode == binary ]]; then
     printf 'building build/src/linerate and its XDP programs%s (about a minute on 2 cores)… ' \
         "$([[ $dpdk == enabled ]] && echo ", with DPDK,")"
@@ -66,12 +50,25 @@ else
     targets=()
 fi
 start=$SECONDS
-if ninja -C build "${targets[@]}" >> "$log" 2>&1; then
-    if grep -q '^ninja: no work to do' "$log"; then echo "up to date"
-    else echo "done in $((SECONDS - start)) s"; fi
-else
+mkdir -p build
+log=build/build.log
+: > "$log"
+fail() {  # fail WHAT
     echo "failed"
     { grep -A 30 -m 1 '^FAILED' "$log" || tail -n 30 "$log"; } >&2
-    echo "build: ninja failed; its whole output is in build/build.log" >&2
+    echo "build: $1 failed; its whole output is in build/build.log" >&2
     exit 1
+}
+if [[ ! -f build/build.ninja ]]; then
+    meson setup build --buildtype=release -Dtests=$tests -Ddpdk=$dpdk >> "$log" 2>&1 || fail "meson setup"
+else
+    set_opts=()
+    [[ $tests == true && $(current tests) != true ]] && set_opts+=(-Dtests=true)
+    [[ $dpdk == enabled && $(current dpdk) != enabled ]] && set_opts+=(-Ddpdk=enabled)
+    if ((${#set_opts[@]})); then
+        meson configure build "${set_opts[@]}" >> "$log" 2>&1 || fail "meson configure"
+    fi
 fi
+ninja -C build "${targets[@]}" >> "$log" 2>&1 || fail ninja
+if grep -q '^ninja: no work to do' "$log"; then echo "up to date"
+else echo "done in $((SECONDS - start)) s"; fi
