@@ -1,9 +1,74 @@
 #!/usr/bin/env bash
-# Installs dependencies (scripts/deps.sh) and builds linerate into build/ with meson + ninja.
+# Installs the packages (scripts/deps.sh) and builds linerate into build/ with meson + ninja.
+#
+#   scripts/build.sh                  everything: the binary with DPDK, the unit, BPF and fuzz
+#                                     tests and the benchmarks (scripts/test.sh, scripts/fuzz.sh)
+#   scripts/build.sh binary [--dpdk]  only build/src/linerate and its XDP programs, without the DPDK
+#                                     backend unless --dpdk (scripts/demo.sh)
+#   --no-deps                         leave the packages alone (scripts/deps.sh installs them)
+#
+# One build directory serves both: a build for the binary configures build/ with the tests and
+# DPDK off; a full build turns them on (nothing already built is compiled again). A binary build
+# never turns off what build/ already has. Prints one line per step; the compiler's output goes
+# to build/build.log, shown when the build fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-if [[ ! -f build/build.ninja ]]; then
-    meson setup build --buildtype=release
+
+mode=all dpdk=enabled deps=yes
+if [[ ${1:-} == binary ]]; then mode=binary dpdk=disabled; shift; fi
+while (($#)); do
+    case $1 in
+        --dpdk) [[ $mode == binary ]] || { echo "build: --dpdk goes with binary" >&2; exit 2; }; dpdk=enabled ;;
+        --no-deps) deps=no ;;
+        *) echo "usage: scripts/build.sh [binary [--dpdk]] [--no-deps]" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [[ $deps == yes ]]; then
+    if [[ $mode == all ]]; then bash scripts/deps.sh all
+    elif [[ $dpdk == enabled ]]; then bash scripts/deps.sh dpdk
+    else bash scripts/deps.sh binary; fi
 fi
-ninja -C build
+
+# The options build/ has now (none: not configured yet).
+current() {  # current OPTION
+    python3 - "$1" <<'PY' 2>/dev/null || true
+import json, sys
+for o in json.load(open("build/meson-info/intro-buildoptions.json")):
+    if o["name"] == sys.argv[1]:
+        print(str(o["value"]).lower())
+PY
+}
+tests=$([[ $mode == all ]] && echo true || echo false)
+if [[ $mode == binary ]]; then
+    printf 'building build/src/linerate and its XDP programs%s (about a minute on 2 cores)… ' \
+        "$([[ $dpdk == enabled ]] && echo ", with DPDK,")"
+    targets=(src/linerate)
+else
+    printf 'building linerate, its tests, fuzzers and benchmarks (a few minutes on 2 cores)… '
+    targets=()
+fi
+start=$SECONDS
+mkdir -p build
+log=build/build.log
+: > "$log"
+fail() {  # fail WHAT
+    echo "failed"
+    { grep -A 30 -m 1 '^FAILED' "$log" || tail -n 30 "$log"; } >&2
+    echo "build: $1 failed; its whole output is in build/build.log" >&2
+    exit 1
+}
+if [[ ! -f build/build.ninja ]]; then
+    meson setup build --buildtype=release -Dtests=$tests -Ddpdk=$dpdk >> "$log" 2>&1 || fail "meson setup"
+else
+    set_opts=()
+    [[ $tests == true && $(current tests) != true ]] && set_opts+=(-Dtests=true)
+    [[ $dpdk == enabled && $(current dpdk) != enabled ]] && set_opts+=(-Ddpdk=enabled)
+    if ((${#set_opts[@]})); then
+        meson configure build "${set_opts[@]}" >> "$log" 2>&1 || fail "meson configure"
+    fi
+fi
+ninja -C build "${targets[@]}" >> "$log" 2>&1 || fail ninja
+if grep -q '^ninja: no work to do' "$log"; then echo "up to date"
+else echo "done in $((SECONDS - start)) s"; fi

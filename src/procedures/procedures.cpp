@@ -10,8 +10,6 @@
 namespace lr::procedures {
 namespace {
 
-std::string size_label(unsigned size) { return fmt::format("{}B", size); }
-
 void run_sweep(TrialRunner& run, ProcedureResult& out) {
     const auto& spec = run.session().spec();
     for (unsigned size : spec.procedure.sizes) {
@@ -124,6 +122,8 @@ std::vector<Goal> goals_for(const spec::ProcedureSpec& p) {
     }
     return goals;
 }
+
+std::string size_label(unsigned size) { return fmt::format("{}B", size); }
 
 double plain_trial_s(const spec::RunSpec& spec) {
     return spec.procedure.final_trial_s ? *spec.procedure.final_trial_s : spec.duration_s;

@@ -9,8 +9,6 @@
 namespace lr::procedures {
 namespace {
 
-std::string size_label(unsigned size) { return fmt::format("{}B", size); }
-
 void mark_invalid(ProcedureResult& out, unsigned size, const TrialLog& l) {
     if (out.invalid) return;
     out.invalid = true;

@@ -8,12 +8,12 @@
 #include "util/error.h"
 
 namespace lr::report {
-namespace {
-
-nlohmann::json rates(const stats::Rates& r) {
+nlohmann::json rates_json(const stats::Rates& r) {
     return {{"packets", r.packets}, {"bytes", r.bytes},           {"seconds", r.seconds},
             {"pps", r.pps()},       {"l1_bps", r.l1_bps()},       {"l2_bps", r.l2_bps()}};
 }
+
+namespace {
 
 nlohmann::json gaps(const result::GapSummary& g) {
     if (!g.measured) return nullptr;
@@ -57,8 +57,8 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
     for (const auto& row : r.intervals) {
         intervals.push_back({{"t0", row.t0},
                              {"t1", row.t1},
-                             {"tx", rates(row.tx)},
-                             {"rx", rates(row.rx)},
+                             {"tx", rates_json(row.tx)},
+                             {"rx", rates_json(row.rx)},
                              {"drops", row.drops},
                              {"backpressure", row.backpressure},
                              {"rx_ours", row.rx_ours},
@@ -194,8 +194,8 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
     const stats::Rates tx{r.tx.packets, r.tx.bytes, r.tx_seconds};
     const stats::Rates rx{r.rx.packets, r.rx.bytes, r.rx_seconds};
     j["totals"] = {
-        {"tx", rates(tx)},
-        {"rx", rates(rx)},
+        {"tx", rates_json(tx)},
+        {"rx", rates_json(rx)},
         {"rx_classes",
          {{"ours", r.rx.ours},
           {"distinct", r.rx.unique},

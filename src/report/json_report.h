@@ -15,6 +15,8 @@ namespace lr::report {
 
 inline constexpr int kSchemaVersion = 1;
 
+// Packets, bytes, seconds and the rates of an interval or a total.
+nlohmann::json rates_json(const stats::Rates& r);
 // A latency summary in ns (null when nothing was measured).
 nlohmann::json latency_json(const result::LatencySummary& l);
 // One trial's part of the report (intervals, queues, streams, latency, totals, verdict...).

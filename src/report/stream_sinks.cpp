@@ -12,17 +12,13 @@ namespace {
 
 using J = nlohmann::json;
 
-J rates(const stats::Rates& r) {
-    return {{"packets", r.packets}, {"bytes", r.bytes}, {"pps", r.pps()}, {"l1_bps", r.l1_bps()}, {"l2_bps", r.l2_bps()}};
-}
-
 }  // namespace
 
 J interval_json(const stats::IntervalRow& row) {
     J j = {{"t0", row.t0},
            {"t1", row.t1},
-           {"tx", rates(row.tx)},
-           {"rx", rates(row.rx)},
+           {"tx", rates_json(row.tx)},
+           {"rx", rates_json(row.rx)},
            {"rx_ours", row.rx_ours},
            {"rx_reordered", row.rx_reordered},
            {"rx_duplicates", row.rx_dup},
