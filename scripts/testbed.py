@@ -13,6 +13,15 @@ nothing but the test's own frames crosses it.
     scripts/testbed.py down   [PREFIX]                            remove it, restore hugepages
     scripts/testbed.py exec   a|b [PREFIX] -- CMD...              run CMD in a namespace, bpffs mounted
     scripts/testbed.py status [PREFIX]
+    scripts/testbed.py dut up [PREFIX] [--pps N] [--size N] [--queue N]
+                                         a kernel-path DUT (default PREFIX lrd): a Linux bridge in
+                                         PREFIX-d with an HTB shaper of N frames/s (default 50k) of
+                                         --size bytes (default 64) and a pfifo of --queue frames
+                                         (default 1000) towards the receiving port; linerate sends
+                                         on PREFIX0 and receives on PREFIX3, both in PREFIX-a
+    scripts/testbed.py dut counters [PREFIX]   the DUT's counters (JSON): what its bridge received,
+                                         what the shaper sent on, dropped and still holds
+    scripts/testbed.py dut down [PREFIX]
 
 `up` twice is fine, and `down` leaves nothing behind. Environment: LINERATE_HUGEPAGES (2 MiB
 pages to reserve, default 1024), LINERATE_QUEUES (veth queues, default 1: a reflected frame then
@@ -265,7 +274,6 @@ class DutBed(VethBed):
     def kernel_dut_counters(self):
         """What the kernel DUT did: frames its bridge received on the ingress port, frames
         the shaper sent on and dropped, and what is still queued (tc and the ports' counters)."""
-        import json
         qd = json.loads(sh("tc", "-n", self.nsd, "-s", "-j", "qdisc", "show", "dev", self.ifc).stdout)
         root = next(q for q in qd if q.get("kind") == "htb")
         return {"ingress": self.stat(self.nsd, self.ifb, "rx_packets"),
@@ -477,15 +485,74 @@ def restore_hugepages():
     os.remove(prev)
 
 
+def parse_count(s, what):
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([kM]?)", s)
+    if not m or float(m.group(1)) <= 0:
+        sys.exit(f'testbed: invalid {what} "{s}": expected a number above 0, with k or M allowed')
+    return int(float(m.group(1)) * {"": 1, "k": 1000, "M": 1000000}[m.group(2)])
+
+
+def dut_command(args):
+    """testbed.py dut up|down|counters [PREFIX] [--pps N] [--size N] [--queue N]"""
+    if not args or args[0] not in ("up", "down", "counters"):
+        sys.exit("testbed: dut up|down|counters [PREFIX] [--pps N] [--size N] [--queue N]")
+    action, rest = args[0], args[1:]
+    opts = {"--pps": "50k", "--size": "64", "--queue": "1000"}
+    positional = []
+    while rest:
+        a = rest.pop(0)
+        if a in opts:
+            if not rest:
+                sys.exit(f"testbed: {a} needs a value")
+            opts[a] = rest.pop(0)
+        else:
+            positional.append(a)
+    prefix = positional[0] if positional else "lrd"
+    if os.geteuid() != 0:
+        print("testbed: must run as root", file=sys.stderr)
+        sys.exit(3)
+    try:
+        bed = DutBed(prefix)
+    except ValueError as e:
+        print(f"testbed: {e}", file=sys.stderr)
+        sys.exit(2)
+    if action == "up":
+        pps, size, queue = parse_count(opts["--pps"], "--pps"), parse_count(opts["--size"], "--size"), \
+            parse_count(opts["--queue"], "--queue")
+        if not 64 <= size <= 1518:
+            sys.exit(f'testbed: invalid --size "{opts["--size"]}": between 64 and 1518')
+        if ns_exists(bed.nsd):
+            sys.exit(f"testbed: {bed.nsd} exists (testbed.sh dut down {prefix} first)")
+        try:
+            bed.up()
+            bed.start_kernel_dut(pps, frame_size=size, queue=queue)
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            bed.down()
+            sys.exit(f"testbed: the kernel DUT did not come up: {e}")
+        print(f"kernel DUT {prefix} up: linerate sends on {bed.nsa}/{bed.ifa}, receives on {bed.nsa}/{bed.ifd}; "
+              f"{bed.nsd}: bridge {bed.BRIDGE} ({bed.ifb} + {bed.ifc}), HTB {pps} frames/s of {size} bytes "
+              f"towards {bed.ifd}, bucket {bed.kernel_dut['bucket']} frames, pfifo {queue} frames")
+    elif action == "counters":
+        if not ns_exists(bed.nsd):
+            sys.exit(f"testbed: {bed.nsd} does not exist (testbed.sh dut up {prefix})")
+        print(json.dumps(bed.kernel_dut_counters()))
+    else:
+        bed.down()
+        print(f"kernel DUT {prefix} down")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["up", "down", "exec", "status"])
+    ap.add_argument("command", choices=["up", "down", "exec", "status", "dut"])
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     args = list(a.args)
     cmd = args[args.index("--") + 1:] if "--" in args else []
     if "--" in args:
         args = args[:args.index("--")]
+    if a.command == "dut":
+        dut_command(args)
+        return
     side = None
     if a.command == "exec":
         if not args or args[0] not in ("a", "b"):
