@@ -100,9 +100,9 @@ def dut_accounts_for(bed, rep):
     check(dut["forwarded"] == received, f"DUT forwarded {dut['forwarded']}, linerate received {received}")
 
 
-def ndr_bucket(rate):
-    """The DUT's bucket for the NDR searches (frames): the catch-up window's worth of its rate
-    (20 ms), at least DUT_BURST. On the two-core bed the sender shares its core with the DUT's
+def dut_bucket(rate):
+    """The DUT's bucket (frames): the catch-up window's worth of its rate (20 ms), at least
+    DUT_BURST. On the two-core bed the sender shares its core with the DUT's
     and the receiver's softirq work and is preempted for a few milliseconds now and then; a
     policer whose bucket is shorter than the stall wastes the tokens of the stall and drops the
     catch-up burst, so the NDR found would measure the bed's stalls, not the DUT's rate."""
@@ -117,7 +117,7 @@ def throughput_ndr(backend, search="mlr", width=1.0):
     trial: R + B / T is what the DUT really forwards loss-free)."""
     rate = dut_rate()
     with DutBed(unique("lpd")) as bed:
-        bucket = ndr_bucket(rate)
+        bucket = dut_bucket(rate)
         bed.start_dut(DUT, rate, bucket)
         r, rep = dut_run(bed, backend, "throughput", ["-q", "--search", search, "--max-rate", str(2 * rate),
                                                       "--trial-duration", "1s", "--initial-duration", "0.2s",
@@ -148,32 +148,34 @@ def test_throughput_ndr(case):
 
 
 def back_to_back(bed, rate):
-    """RFC 2544 back-to-back through the DUT (capacity `rate`, bucket DUT_BURST) at twice its
-    rate, twice; the DUT's counters must account for every frame. Returns the row and how many
+    """RFC 2544 back-to-back through the DUT (capacity `rate`, bucket B = dut_bucket) at twice
+    its rate, twice; the DUT's counters must account for every frame. Returns the row, how many
     frames a burst can have and arrive whole: at a load L above R the bucket fills at L - R, so
-    B L / (L - R) (2B at twice R; L is lower only if the generator's ceiling clamped it)."""
-    bed.start_dut(DUT, rate, DUT_BURST)
+    B L / (L - R) (2B at twice R; L is lower only if the generator's ceiling clamped it), and B."""
+    bucket = dut_bucket(rate)
+    bed.start_dut(DUT, rate, bucket)
     r, rep = dut_run(bed, "afxdp", "back-to-back", ["-q", "--max-rate", str(2 * rate), "--trial-duration", "0.5s",
                                                      "--repeat", "2"])
     check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
     dut_accounts_for(bed, rep)
     row = rep["rows"][0]
     load = row["load"]["pps"]
-    return row, DUT_BURST * load / (load - rate)
+    return row, bucket * load / (load - rate), bucket
 
 
 def frame_loss(bed, rate):
     """RFC 2544 frame loss through the DUT from 150 % of its rate down in 10 % steps of 0.5 s;
     the DUT's counters must account for every frame. Returns the steps, each with the loss the
     DUT's bucket makes at least (it forwards at most R x 0.5 s + B of what was sent)."""
-    bed.start_dut(DUT, rate, DUT_BURST)
+    bucket = dut_bucket(rate)
+    bed.start_dut(DUT, rate, bucket)
     r, rep = dut_run(bed, "afxdp", "frame-loss", ["-q", "--max-rate", str(3 * rate // 2), "--trial-duration", "0.5s",
                                                    "--step", "10"])
     check(r.returncode == 0 and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
     dut_accounts_for(bed, rep)
     steps = rep["rows"][0]["steps"]
     for st in steps:
-        st["expected_pct"] = max(0.0, 1 - (rate * 0.5 + DUT_BURST) / st["sent"]) * 100
+        st["expected_pct"] = max(0.0, 1 - (rate * 0.5 + bucket) / st["sent"]) * 100
     return steps
 
 
@@ -185,9 +187,9 @@ def test_rfc2544_others():
     the walk stops after two clean steps; latency: per size, at a given rate, every trial's frames."""
     rate = dut_rate()
     with DutBed(unique("lpo")) as bed:
-        row, whole = back_to_back(bed, rate)
+        row, whole, bucket = back_to_back(bed, rate)
         # Any burst up to the bucket arrives whole; none longer than the bucket's fill allows.
-        check(DUT_BURST <= row["min"] and row["max"] <= whole * 1.02 + 1, f"back-to-back {row}, at most {whole:.0f}")
+        check(bucket <= row["min"] and row["max"] <= whole * 1.02 + 1, f"back-to-back {row}, at most {whole:.0f}")
 
         steps = frame_loss(bed, rate)
         for st in steps:  # the DUT never forwards more than its rate and bucket allow
@@ -195,7 +197,7 @@ def test_rfc2544_others():
                                                                      f"% lost, at least {st['expected_pct']:.2f}")
         check([st["frame_loss_pct"] for st in steps[-2:]] == [0, 0], f"ends after two clean steps: {steps}")
 
-        bed.start_dut(DUT, rate, DUT_BURST)
+        bed.start_dut(DUT, rate, dut_bucket(rate))
         half = rate // 2
         r, rep = dut_run(bed, "afxdp", "latency", ["-q", "--rate", str(half), "--sizes", "64,512", "--repeat", "3",
                                                     "--trial-duration", "0.3s", "--max-latency", "1s"])
