@@ -96,3 +96,8 @@ def test_csit_finds_the_shaped_rate_with_default_options():
     assert dut["queued"] == 0, dut
     print(f"NDR [{lower:,.0f}, {upper:,.0f}] pps through a {shaped:,} pps shaper; {len(rep['trials'])} trials; "
           f"{rep['verdict']['reason']}")
+    ceiling = row["range"]["generator_ceiling_pps"]
+    for t in rep["trials"]:  # where the invalid ones were, against the generator's ceiling
+        if not t["valid"] and not t["probe"]:
+            print(f"  invalid: {t['load_pps']:,.0f} pps ({100 * t['load_pps'] / ceiling:.0f} % of the ceiling "
+                  f"{ceiling:,.0f}), {t['duration_s']} s: {t['invalid_reason']}")
