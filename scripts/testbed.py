@@ -338,25 +338,39 @@ def receiving(line):
     return line.get("type") == "interval"
 
 
-class OutputWatcher:
+class _LineFollower:
+    """Reads a started process's output line by line on a thread as it is printed, handing each
+    line to _take under the condition `cv` and notifying its waiters (and once more at the end)."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.cv = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _take(self, line):
+        raise NotImplementedError
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cv:
+                self._take(line)
+                self.cv.notify_all()
+        with self.cv:
+            self.cv.notify_all()
+
+
+class OutputWatcher(_LineFollower):
     """Collects what a started process (VethBed.start) prints, as it prints it (a reader
     thread), so a test can wait for a line, readiness from its console output, and still have
     everything it printed at the end (text())."""
 
     def __init__(self, proc):
-        self.proc = proc
         self.lines = []
-        self.cv = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        super().__init__(proc)
 
-    def _read(self):
-        for line in self.proc.stdout:
-            with self.cv:
-                self.lines.append(line)
-                self.cv.notify_all()
-        with self.cv:
-            self.cv.notify_all()
+    def _take(self, line):
+        self.lines.append(line)
 
     def wait_line(self, pattern, timeout=60.0, what=None):
         """Waits for a line matching the regular expression `pattern`; returns it. Fails naming
@@ -389,25 +403,18 @@ class OutputWatcher:
 CONSOLE_INTERVAL = r"^\s*\d+\.\d+s \|"
 
 
-class RxCounter:
+class RxCounter(_LineFollower):
     """A running rx_packets sampler (VethBed.start_rx_counter): its samples are read as they
     come, so a test can wait for the count to reach a value rather than sleep."""
 
     def __init__(self, proc, ifc):
-        self.proc, self.ifc = proc, ifc
+        self.ifc = ifc
         self.samples = []
-        self.cv = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        super().__init__(proc)
 
-    def _read(self):
-        for line in self.proc.stdout:
-            t, c = line.split()
-            with self.cv:
-                self.samples.append((float(t), int(c)))
-                self.cv.notify_all()
-        with self.cv:
-            self.cv.notify_all()
+    def _take(self, line):
+        t, c = line.split()
+        self.samples.append((float(t), int(c)))
 
     def _wait(self, cond, timeout, what):
         with self.cv:

@@ -9,22 +9,13 @@
 #include "spec/options.h"
 #include "spec/rate.h"
 #include "util/error.h"
+#include "usage_error.h"
 
 using namespace lr;
 
 namespace {
 
-// The UsageError message of `f` ("(no error)" when it throws none).
-template <class F>
-std::string usage_error(F&& f) {
-    try {
-        f();
-    } catch (const UsageError& e) {
-        EXPECT_EQ(e.code(), ExitCode::usage);
-        return e.what();
-    }
-    return "(no error)";
-}
+using lr::test_support::usage_error;
 
 std::string run_error(spec::OptionValues o, spec::Procedure kind = spec::Procedure::run) {
     if (!o.count("tx")) o["tx"] = {"p"};

@@ -12,20 +12,13 @@
 #include "spec/options.h"
 #include "spec/parse.h"
 #include "util/error.h"
+#include "usage_error.h"
 
 using namespace lr;
 
 namespace {
 
-template <class F>
-std::string usage_error(F&& f) {
-    try {
-        f();
-    } catch (const UsageError& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using lr::test_support::usage_error;
 
 spec::OptionValues base() { return {{"tx", {"p"}}}; }
 
