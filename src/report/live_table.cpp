@@ -66,20 +66,21 @@ void LiveTableSink::interval(const stats::IntervalRow& row) {
         out.push_back(row.lat_count ? fmt::format("latency (this interval): p50 {:.2f} us, p99 {:.2f} us, max {:.2f} us",
                                                   row.lat_p50 / 1e3, row.lat_p99 / 1e3, row.lat_max / 1e3)
                                     : std::string("latency (this interval): no timestamped frame"));
-    uint64_t bp = 0, ring_full = 0, fill_empty = 0, no_socket = 0, missed = 0, egress = 0;
+    uint64_t bp = 0, ring_full = 0, fill_empty = 0, no_socket = 0, missed = 0, device = 0, egress = 0;
     for (const auto& q : cur_.queues) bp += q.backpressure;
     for (const auto& ps : cur_.ports) {
         ring_full += ps.xsk_rx_ring_full + ps.xsk_rx_dropped;
         fill_empty += ps.xsk_rx_fill_empty;
         no_socket += ps.xdp_redirect_failed;
         missed += ps.imissed + ps.rx_nombuf;
+        device += ps.idropped;
         egress += ps.odropped;
     }
     const std::string drops = fmt::format(
         "drops: device back-pressure {}, socket ring full {}, fill ring empty {}, no socket {}, NIC missed {}, "
-        "egress device {}",
-        bp, ring_full, fill_empty, no_socket, missed, egress);
-    out.push_back(ring_full + no_socket + missed + egress ? paint(drops, "33") : drops);
+        "receiving device {}, egress device {}",
+        bp, ring_full, fill_empty, no_socket, missed, device, egress);
+    out.push_back(ring_full + no_socket + missed + device + egress ? paint(drops, "33") : drops);
     if (row.generator_limited)
         out.push_back(paint(fmt::format("generator-limited: asked {}, offered {}", spec::format_pps(row.requested_pps),
                                         spec::format_pps(row.tx.pps())),

@@ -1,6 +1,7 @@
 // Snapshots of counters, interval deltas, rate arithmetic and invariant checks.
 // Pure functions over plain values: the control thread is the only caller.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct QueueSample {
     uint64_t start_ns = 0, end_ns = 0, first_pkt_ns = 0, last_pkt_ns = 0;
     uint64_t rx_ours = 0, rx_unique = 0, rx_foreign = 0, rx_stale = 0, rx_malformed = 0;
     uint64_t rx_dup = 0, rx_reordered = 0, rx_late = 0, rx_gaps = 0;
+    uint64_t cpu_wait_ns = 0;
     WorkerState state = WorkerState::starting;
 };
 
@@ -47,9 +49,13 @@ struct PortSample {
                xsk_rx_ring_full;
     }
     // What this host's receive path dropped of frames that reached the port: missed by the
-    // NIC, no buffer, no socket on the queue (redirect failed), the socket's ring full.
+    // NIC, no buffer, no socket on the queue (redirect failed), the socket's rings (full, or
+    // no fill buffer), and what the kernel device itself dropped. A device's rx_dropped already
+    // holds the frames its XDP program could not redirect into a full socket, and also frames
+    // that never reached the program: a veth whose ring overflowed (a peer redirecting into it
+    // faster than its NAPI runs). The larger of the two counts each frame once.
     uint64_t host_rx_drops() const {
-        return imissed + rx_nombuf + xdp_redirect_failed + xsk_rx_dropped + xsk_rx_ring_full;
+        return imissed + rx_nombuf + xdp_redirect_failed + std::max(idropped, xsk_rx_dropped + xsk_rx_ring_full);
     }
     // What the egress device dropped of frames it had accepted. (A DPDK PMD's oerrors counts
     // frames it refused, which linerate never counted as sent: back-pressure, not drops.)

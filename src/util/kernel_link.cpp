@@ -22,4 +22,18 @@ std::optional<bool> kernel_carrier(unsigned ifindex) {
     return kernel_carrier(std::string(name));
 }
 
+std::optional<uint64_t> kernel_stat(const std::string& ifname, const char* name) {
+    if (ifname.empty() || ifname.find('/') != std::string::npos) return std::nullopt;
+    std::ifstream f("/sys/class/net/" + ifname + "/statistics/" + name);
+    uint64_t v = 0;
+    if (f >> v) return v;
+    return std::nullopt;
+}
+
+std::optional<uint64_t> kernel_stat(unsigned ifindex, const char* name) {
+    char ifname[IF_NAMESIZE] = {};
+    if (ifindex == 0 || !if_indextoname(ifindex, ifname)) return std::nullopt;
+    return kernel_stat(std::string(ifname), name);
+}
+
 }  // namespace lr::util

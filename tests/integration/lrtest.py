@@ -99,11 +99,11 @@ def bed_capacity():
         return pps
 
 
-def paced_load(at_most):
-    """The rate (frames/s) for a paced veth run whose point is not the rate: a quarter of what
-    the bed holds, at most `at_most`, in whole thousands. Counts stay exact at any rate; a
-    quarter leaves the receiving side room on a host whose other core is busy."""
-    pps = int(min(at_most, bed_capacity() / 4) // 1000 * 1000)
+def paced_load(at_most, share=4):
+    """The rate (frames/s) for a paced veth run whose point is not the rate: a quarter (or
+    1/`share`) of what the bed holds, at most `at_most`, in whole thousands. Counts stay exact
+    at any rate; a quarter leaves the receiving side room on a host whose other core is busy."""
+    pps = int(min(at_most, bed_capacity() / share) // 1000 * 1000)
     check(pps >= 1000, f"the test bed holds {bed_capacity():,.0f} frames/s: too little to test on")
     print(f"     paced at {pps:,} frames/s (bed capacity {bed_capacity():,.0f}, at most {at_most:,})", flush=True)
     return pps

@@ -109,6 +109,23 @@ TEST(Aggregation, PortDropsAreSummedAndDeltaed) {
     EXPECT_EQ(port_drops(b), 11u);
 }
 
+TEST(HostReceiveDrops, EachFrameCountedOnceBetweenTheDeviceAndItsSocket) {
+    PortSample p;
+    p.xsk_rx_ring_full = 40;  // the socket's ring was full: the device counted these too
+    p.xsk_rx_dropped = 2;
+    p.idropped = 42;
+    EXPECT_EQ(p.host_rx_drops(), 42u);
+    p.idropped = 50;  // and 8 more the device dropped before its program ran (a veth's ring)
+    EXPECT_EQ(p.host_rx_drops(), 50u);
+    p.idropped = 0;  // a device that does not count its socket's drops
+    EXPECT_EQ(p.host_rx_drops(), 42u);
+    p.imissed = 3;
+    p.rx_nombuf = 4;
+    p.xdp_redirect_failed = 5;  // no socket on the queue: the program dropped them itself
+    EXPECT_EQ(p.host_rx_drops(), 54u);
+    EXPECT_EQ(p.egress_drops(), 0u);
+}
+
 TEST(Invariants, ReceivedMoreThanSentIsFlaggedOnlyForLoopback) {
     auto ids = ids2();
     std::vector<std::string> v;

@@ -302,7 +302,7 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
     if (i >= ports_.size()) return s;
     const auto& p = ports_[i];
     const auto& n = p.nd.name;
-    auto stat = [&](const char* name) { return netdev_stat(n, name).value_or(0); };
+    auto stat = [&](const char* name) { return util::kernel_stat(n, name).value_or(0); };
     s.ipackets = stat("rx_packets");
     s.opackets = stat("tx_packets");
     s.ibytes = stat("rx_bytes");

@@ -68,13 +68,6 @@ NetdevInfo netdev_info(const std::string& ifname) {
     return n;
 }
 
-std::optional<uint64_t> netdev_stat(const std::string& ifname, const char* name) {
-    std::ifstream f(fmt::format("/sys/class/net/{}/statistics/{}", ifname, name));
-    uint64_t v = 0;
-    if (f >> v) return v;
-    return std::nullopt;
-}
-
 bool carries_default_route(const std::string& ifname) {
     // /proc/net/route: Iface Destination Gateway ... ; destination 00000000 = default.
     std::ifstream f("/proc/net/route");

@@ -20,8 +20,6 @@ struct NetdevInfo {
 
 // Throws EnvError when the interface does not exist.
 NetdevInfo netdev_info(const std::string& ifname);
-// One counter from /sys/class/net/IF/statistics/NAME, nullopt if unreadable.
-std::optional<uint64_t> netdev_stat(const std::string& ifname, const char* name);
 // The name of a veth's peer when it is in this network namespace, "" otherwise.
 std::string veth_peer(const std::string& ifname);
 // True when the interface carries a default route (IPv4 or IPv6) in this namespace.

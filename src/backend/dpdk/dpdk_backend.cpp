@@ -379,6 +379,15 @@ stats::PortSample DpdkBackend::port_sample(unsigned i) const {
         s.obytes = st.obytes;
         s.imissed = st.imissed;
         s.ierrors = st.ierrors;
+        // net_af_xdp: imissed is its socket's "no fill buffer" count, and the kernel device's
+        // rx_dropped is the fuller count (redirects into a full socket, a veth's ring overflow;
+        // host_rx_drops takes the larger). Other PMDs over a kernel interface (net_af_packet)
+        // tap a device whose stack drops frames linerate never needed: not counted.
+        if (ports_[i].info.driver == "net_af_xdp") {
+            s.xsk_rx_dropped = st.imissed;
+            s.imissed = 0;
+            s.idropped = util::kernel_stat(ports_[i].kernel_ifindex, "rx_dropped").value_or(0);
+        }
         s.oerrors = st.oerrors;
         s.rx_nombuf = st.rx_nombuf;
     }
