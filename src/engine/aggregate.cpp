@@ -129,6 +129,24 @@ void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::v
                                       rr.largest_catch_up));
 }
 
+// How long the workers of each direction waited for their CPUs, with a note when receivers
+// waited enough (1 % of their run) to show in latency and arrival times.
+void cpu_wait_result(result::TrialResult& r) {
+    constexpr double kNotablePct = 1.0;
+    for (const auto& q : r.queues) {
+        auto& w = q.id.dir == Dir::tx ? r.tx_cpu_wait : r.rx_cpu_wait;
+        const double wait_s = q.final.cpu_wait_ns * 1e-9;
+        const double run_s = q.final.end_ns > q.final.start_ns ? (q.final.end_ns - q.final.start_ns) * 1e-9 : 0;
+        w.longest_s = std::max(w.longest_s, wait_s);
+        if (run_s > 0) w.share_pct = std::max(w.share_pct, std::min(100.0, 100 * wait_s / run_s));
+    }
+    if (r.rx_cpu_wait.share_pct >= kNotablePct)
+        r.notes.push_back(fmt::format("a receiving worker waited {} for its CPU ({:.1f} % of its run: another task held "
+                                      "the core); frames waited in its ring meanwhile, so latency and arrival times "
+                                      "include that wait",
+                                      spec::format_seconds(r.rx_cpu_wait.longest_s), r.rx_cpu_wait.share_pct));
+}
+
 // Who dropped what: each sending port's count against its device's own, and the loss split
 // between this host (egress device, receive path) and the path under test.
 void account_losses(result::TrialResult& r, bool reflect) {
@@ -243,6 +261,7 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
     // arrivals never make up for a lost one.
     if (r.loopback && r.rx.unique <= r.tx.packets) r.lost = r.tx.packets - r.rx.unique;
     account_losses(r, spec.reflect);
+    cpu_wait_result(r);
     if (spec.count && spec.tx_enabled() && r.tx.packets != *spec.count && !ended_early)
         r.violations.push_back(fmt::format("sent {} packets but --count asked for {}", r.tx.packets, *spec.count));
     if (r.tx.unsent)

@@ -224,6 +224,8 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
         {"total_seconds", r.total_seconds},
     };
     j["rate"] = rate(r.rate);
+    auto wait = [](const result::CpuWait& w) { return nlohmann::json{{"longest_s", w.longest_s}, {"share_pct", w.share_pct}}; };
+    j["cpu_wait"] = {{"senders", wait(r.tx_cpu_wait)}, {"receivers", wait(r.rx_cpu_wait)}};
     j["violations"] = r.violations;
     j["notes"] = r.notes;
     j["verdict"] = {{"result", result::verdict_str(r.verdict)}, {"reason", r.verdict_reason}};

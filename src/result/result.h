@@ -23,6 +23,14 @@ struct LatencySummary {
 };
 LatencySummary summarize(const stats::LatencyHistogram& h);
 
+// How long the workers of one direction were runnable but off their CPUs (another task held
+// the core): the longest of one worker, and the largest share of a worker's run. A receiver
+// that waits leaves frames in its ring, so latency and arrival times include the wait.
+struct CpuWait {
+    double longest_s = 0;
+    double share_pct = 0;
+};
+
 struct QueueResult {
     stats::QueueId id;
     stats::QueueSample final;
@@ -129,6 +137,7 @@ struct TrialResult {
     bool loopback = false;           // TX and RX ports both in this process
     bool generator_limited = false;  // a rate was asked and TX achieved less than 99 % of it
     RateResult rate;
+    CpuWait tx_cpu_wait, rx_cpu_wait;  // senders' and receivers' time off their CPUs
     bool round_trip = false;         // a port both sends and receives: frames come back (reflector)
     bool interrupted = false;        // a signal ended it early
     uint64_t timeouts = 0;           // request/response: requests never answered

@@ -32,6 +32,7 @@ struct alignas(64) QueueCounters {
     std::atomic<uint64_t> rx_ours{0}, rx_unique{0}, rx_foreign{0}, rx_stale{0}, rx_malformed{0};
     std::atomic<uint64_t> rx_dup{0}, rx_reordered{0}, rx_late{0};
     std::atomic<uint64_t> rx_gaps{0};  // sequences skipped and not (yet) filled by reordered arrivals
+    std::atomic<uint64_t> cpu_wait_ns{0};  // the worker's time runnable but off its CPU (written when it ends)
     std::atomic<uint32_t> state{0};         // WorkerState (release on change)
 };
 static_assert(sizeof(QueueCounters) % 64 == 0, "QueueCounters must fill whole cache lines");

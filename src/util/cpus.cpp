@@ -1,5 +1,6 @@
 #include "util/cpus.h"
 
+#include <fstream>
 #include <pthread.h>
 #include <sched.h>
 
@@ -21,6 +22,12 @@ bool pin_thread(std::thread& t, int cpu) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return pthread_setaffinity_np(t.native_handle(), sizeof(set), &set) == 0;
+}
+
+uint64_t thread_cpu_wait_ns() {
+    std::ifstream f("/proc/thread-self/schedstat");
+    uint64_t on_cpu = 0, waiting = 0;
+    return f >> on_cpu >> waiting ? waiting : 0;
 }
 
 }  // namespace lr::util

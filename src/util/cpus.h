@@ -1,5 +1,6 @@
-// CPUs this process may run on, and pinning a thread to one.
+// CPUs this process may run on, pinning a thread to one, and how long a thread waited for one.
 #pragma once
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -9,5 +10,8 @@ namespace lr::util {
 std::vector<int> allowed_cpus();
 // Pins `t` to `cpu`; returns false when the kernel refused.
 bool pin_thread(std::thread& t, int cpu);
+// How long the calling thread has been runnable but not running, in ns: the kernel's run
+// delay (/proc/thread-self/schedstat, second field). 0 where the kernel does not keep it.
+uint64_t thread_cpu_wait_ns();
 
 }  // namespace lr::util

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "stats/counters.h"
+#include "util/cpus.h"
 #include "worker/idle_yield.h"
 #include "worker/worker_config.h"
 
@@ -46,12 +47,16 @@ private:
 };
 
 // Runs `body` as the worker of `w`: its counters say running, then finished (or failed
-// when body returns false).
+// when body returns false), and how long the worker waited for its CPU meanwhile.
 template <class Body>
 void run_worker(const WorkerConfig& w, Body&& body) {
+    const uint64_t wait0 = util::thread_cpu_wait_ns();
     for (auto* c : {w.tx_counters, w.rx_counters})
         if (c) stats::set_state(*c, stats::WorkerState::running);
     const bool ok = body();
+    const uint64_t waited = util::thread_cpu_wait_ns() - wait0;
+    for (auto* c : {w.tx_counters, w.rx_counters})
+        if (c) stats::publish(c->cpu_wait_ns, waited);
     for (auto* c : {w.tx_counters, w.rx_counters})
         if (c && c->state.load(std::memory_order_relaxed) != static_cast<uint32_t>(stats::WorkerState::finished))
             stats::set_state(*c, ok ? stats::WorkerState::finished : stats::WorkerState::failed);

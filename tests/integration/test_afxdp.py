@@ -45,6 +45,27 @@ def test_one_process_exact():
         check(not bed.xdp_attached(bed.nsa, bed.ifb), "XDP program left attached after a clean run")
 
 
+def test_receiver_cpu_wait_reported():
+    """A CPU-bound process pinned to the receiving worker's CPU: every frame still counted,
+    and the report says how long the receiver waited for its CPU (cpu_wait) with a note that
+    latency and arrival times include that wait."""
+    with VethBed(unique("lxw"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        hog = subprocess.Popen(["taskset", "-c", "1", "python3", "-c", "while True: pass"])
+        try:
+            r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
+                                  "--cpus", "0,1", "--count", "20000", "--rate", "10k", "--json", f"{d}/r.json"],
+                        timeout=120)
+        finally:
+            hog.kill()
+            hog.wait()
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        rep = report(f"{d}/r.json")
+    t, wait = rep["totals"], rep["cpu_wait"]["receivers"]
+    check(t["tx"]["packets"] == 20000 and t["rx"]["packets"] == 20000 and t["lost"] == 0, f"totals {t}")
+    check(wait["share_pct"] >= 1 and wait["longest_s"] > 0, f"receiver's CPU wait {wait}")
+    check(any("waited" in n and "latency" in n for n in rep["notes"]), f"notes {rep['notes']}")
+
+
 def test_xdp_sink_exact():
     """The counting sink in the driver: no socket, no pacing needed, exact per-stream counts."""
     with VethBed(unique("lxs"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:

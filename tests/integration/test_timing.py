@@ -9,6 +9,7 @@ once, never retried. Only the tolerance is retried: a miss is printed with its m
 and the whole measurement runs again, 5 s and then 10 s later, up to 3 attempts in all
 (lrtest.retry_timing); the case fails only if all 3 miss. The tolerances and why each check
 lives here: docs/reliability.md, "Timing checks"."""
+import json
 import tempfile
 
 import pytest
@@ -54,10 +55,21 @@ def run_length():
 
 def rtt_vs_ping():
     """XDP_TX in the driver cannot be slower than ICMP echo through both kernel stacks: RTT p50
-    <= ping's average over 20 echoes across the same veth pair."""
-    lat, ping_avg_ns = test_reflect.round_trip(ping=True)
-    print(f"     RTT p50 {lat['p50_ns']:,.0f} ns, ping average {ping_avg_ns:,.0f} ns")
-    timing_check(lat["p50_ns"] <= ping_avg_ns, f"RTT p50 {lat['p50_ns']} ns vs ping average {ping_avg_ns:.0f} ns")
+    <= ping's average over 20 echoes across the same veth pair. A p50 above it is allowed only
+    when linerate's receiver waited for its CPU (another task on its core, 1 % of its run or
+    more): frames then wait in its ring, and linerate must say so (cpu_wait and a note); the
+    path's own cost, its fastest round trip, must still beat ping's fastest."""
+    rep, (ping_min_ns, ping_avg_ns) = test_reflect.round_trip(ping=True)
+    lat, wait = rep["latency"], rep["cpu_wait"]["receivers"]
+    print(f"     RTT {json.dumps({k: v for k, v in lat.items() if k.endswith('_ns')})}, ping min {ping_min_ns:,.0f} ns "
+          f"average {ping_avg_ns:,.0f} ns; the receiver waited {wait['longest_s'] * 1e3:.1f} ms for its CPU "
+          f"({wait['share_pct']:.1f} % of its run)")
+    if lat["p50_ns"] <= ping_avg_ns:
+        return
+    timing_check(wait["share_pct"] >= 1, f"RTT p50 {lat['p50_ns']} ns vs ping average {ping_avg_ns:.0f} ns, and the "
+                                         f"receiver had its CPU {100 - wait['share_pct']:.1f} % of its run")
+    check(any("waited" in n and "latency" in n for n in rep["notes"]), f"no note of the receiver's wait: {rep['notes']}")
+    timing_check(lat["min_ns"] <= ping_min_ns, f"RTT min {lat['min_ns']} ns vs ping min {ping_min_ns:.0f} ns")
 
 
 def littles_law(outstanding, backend):
@@ -83,7 +95,7 @@ def test_run_length():
 
 
 def test_rtt_vs_ping():
-    """XDP reflector: RTT p50 <= ping average."""
+    """XDP reflector: RTT p50 <= ping average (min <= ping min, and a note, when the receiver waited for its CPU)."""
     timed(rtt_vs_ping)
 
 
