@@ -28,14 +28,18 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DUT_BURST = 256  # the device under test's bucket (frames)
 
 
-def dut_rate():
-    """The device under test's capacity (pps): a sixth of what the bed carries, at most 100
-    kpps, so that the generator holds the loads around it (and the search's first trials, up
-    to twice it) while the DUT and the receiver share the cores, and on a host where another
-    process holds a core: there DPDK's net_af_xdp sender, paced, held about a quarter of the
-    bed's measured capacity, and a search whose loads near R were all beyond it could only say
-    "NDR >= X (generator-limited)". Every procedure runs at the default --rate-tolerance (0.1 %)."""
-    return paced_load(100_000, share=6)
+def dut_rate(share=4):
+    """The device under test's capacity (pps): a quarter (1/`share`) of what the bed carries,
+    at most 100 kpps, so that the generator holds twice it while the DUT and the receiver share
+    the cores. Every procedure runs at the default --rate-tolerance (0.1 %)."""
+    return paced_load(100_000, share=share)
+
+
+# The throughput searches' DUT: a sixth of the bed. Their loads near R must be held by DPDK's
+# net_af_xdp sender too, and on a host where another process holds a core it held, paced,
+# about a quarter of the bed's measured capacity: a search whose loads near R were all beyond
+# it could only say "NDR >= X (generator-limited)".
+NDR_SHARE = 6
 
 RATES = {"10k": 10_000, "100k": 100_000, "500k": 500_000}  # at most: paced_load caps them
 
@@ -125,7 +129,7 @@ def throughput_ndr(backend, search="mlr", width=1.0):
     confirmed at full length (asserted). Returns the NDR in pps, the slack the DUT allows and R
     (test_timing.py checks that it is within the goal width of R, plus the bucket's burst over a
     trial: R + B / T is what the DUT really forwards loss-free)."""
-    rate = dut_rate()
+    rate = dut_rate(NDR_SHARE)
     with DutBed(unique("lpd")) as bed:
         bucket = dut_bucket(rate)
         bed.start_dut(DUT, rate, bucket)
