@@ -15,6 +15,25 @@ void mark_invalid(ProcedureResult& out, unsigned size, const TrialLog& l) {
     out.invalid_reason = fmt::format("{} B: {}", size, l.invalid_reason);
 }
 
+// Frame loss and back-to-back run at one load (their top step, their burst rate). A load this
+// host cannot hold (a trial still instrument-limited after its repeats: the generator short,
+// or this host's egress or receive path dropping) is lowered by kLowerBy and the procedure's
+// trials at that size start over, at most kLowerings times, each with a note; the searches do
+// the same with their maximum. Any other invalid trial ends the procedure.
+constexpr double kLowerBy = 0.9;
+constexpr unsigned kLowerings = 3;
+
+bool lower_load(ProcedureResult& out, unsigned size, const TrialLog& l, double& load, unsigned& lowerings,
+                const char* what) {
+    if (!l.instrument_limited || lowerings >= kLowerings) return false;
+    ++lowerings;
+    const double lower = load * kLowerBy;
+    out.notes.push_back(fmt::format("{} at {} B: this host could not hold {} ({}); lowered to {} and started over",
+                                    what, size, spec::format_pps(load), l.invalid_reason, spec::format_pps(lower)));
+    load = lower;
+    return true;
+}
+
 // The latency trials' load at `size`: --rate, else --load of the NDR found by a search.
 double latency_load(TrialRunner& run, ProcedureResult& out, unsigned size, std::string& source) {
     const auto& spec = run.session().spec();
@@ -97,7 +116,7 @@ void run_frame_loss(TrialRunner& run, ProcedureResult& out) {
         FrameLossRow row;
         row.size = size;
         row.range = load_range(run, size, out.notes);
-        unsigned clean_in_a_row = 0;
+        unsigned clean_in_a_row = 0, lowerings = 0;
         for (unsigned k = 0; clean_in_a_row < 2; ++k) {
             const double pct = 100.0 - k * spec.procedure.step_pct;
             if (pct <= 0 || run.interrupted()) break;
@@ -105,6 +124,10 @@ void run_frame_loss(TrialRunner& run, ProcedureResult& out) {
             const auto l = run_valid(run, {size, load, plain_trial_s(spec), std::nullopt,
                                            fmt::format("frame loss at {:g} %", pct)},
                                      nullptr);
+            if (!l.valid && k == 0 && lower_load(out, size, l, row.range.max_pps, lowerings, "frame loss")) {
+                k = static_cast<unsigned>(-1);  // the walk starts over from the lowered top
+                continue;
+            }
             if (!l.valid) return mark_invalid(out, size, l);
             row.steps.push_back({load, pct, l.sent, l.received, 100.0 * l.loss_ratio});
             clean_in_a_row = l.received == l.sent ? clean_in_a_row + 1 : 0;
@@ -134,17 +157,33 @@ void run_back_to_back(TrialRunner& run, ProcedureResult& out) {
         row.longest_tried = spec.count ? *spec.count : static_cast<uint64_t>(row.load_pps * seconds);
         const uint64_t floor = std::max<uint64_t>(spec.tx_queue_total(), 1);
         const double width = spec.procedure.width.value_or(spec.procedure.default_width());
+        unsigned lowerings = 0;
+        bool lowered = false;
         for (uint32_t rep = 0; rep < spec.procedure.repeat && !run.interrupted(); ++rep) {
+            if (lowered) {  // every repetition at the lowered load
+                lowered = false;
+                rep = 0;
+                row.bursts.clear();
+                row.capped = false;
+                if (!spec.count) row.longest_tried = static_cast<uint64_t>(row.load_pps * seconds);
+            }
             const auto whole = [&](uint64_t n, const std::string& why) -> std::optional<bool> {
                 const auto l = run_valid(run, {size, row.load_pps, seconds, n, why}, nullptr);
                 if (!l.valid) {
-                    mark_invalid(out, size, l);
+                    if (lower_load(out, size, l, row.load_pps, lowerings, "back-to-back"))
+                        lowered = true;
+                    else
+                        mark_invalid(out, size, l);
                     return std::nullopt;
                 }
                 return l.received == l.sent && l.sent == n;
             };
             const auto tag = fmt::format("repeat {} of {}", rep + 1, spec.procedure.repeat);
             auto top = whole(row.longest_tried, "the longest burst, " + tag);
+            if (!top && lowered) {
+                --rep;  // the loop's ++rep, then the reset above
+                continue;
+            }
             if (!top) return;
             if (*top) {
                 row.capped = true;
@@ -155,9 +194,14 @@ void run_back_to_back(TrialRunner& run, ProcedureResult& out) {
             while (hi - lo > std::max<uint64_t>(floor, static_cast<uint64_t>(width * hi))) {
                 const uint64_t mid = std::max(floor, lo + (hi - lo) / 2);
                 const auto ok = whole(mid, fmt::format("bisect {}..{}, {}", lo, hi, tag));
+                if (!ok && lowered) break;
                 if (!ok) return;
                 (*ok ? lo : hi) = mid;
                 if (mid == floor && !*ok) break;
+            }
+            if (lowered) {
+                --rep;
+                continue;
             }
             row.bursts.push_back(lo);
         }

@@ -8,6 +8,7 @@
 #include "report/checks_report.h"
 #include "result/checks.h"
 #include "spec/options.h"
+#include "spec/rate.h"
 
 using namespace lr;
 
@@ -75,6 +76,37 @@ TEST(Procedures, FrameLossStopsAfterTwoCleanTrials) {
     const auto r = procedures::run_procedure(s, nullptr);
     ASSERT_EQ(r.frame_loss.size(), 1u);
     EXPECT_EQ(r.frame_loss[0].steps.size(), 2u) << "100 % and 90 % lost nothing";
+}
+
+// A generator that cannot hold any load: every sender stops for 50 ms of each 100 ms trial,
+// longer than the 20 ms catch-up window, so each trial falls short of its load (instrument-
+// limited). Back-to-back and frame loss lower their load three times by 10 %, each with a
+// note, then end invalid, never counting a short trial as the device's loss.
+TEST(Procedures, ALoadTheGeneratorCannotHoldIsLoweredThreeTimesThenInvalid) {
+    loop::LoopFaults stalls{.outage_from_ns = 20'000'000, .outage_to_ns = 70'000'000};
+    for (auto kind : {spec::Procedure::back_to_back, spec::Procedure::frame_loss}) {
+        auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"100k"}}, {"trial-duration", {"100ms"}},
+                               {"repeat", {"1"}}},
+                              kind);
+        engine::Session s(loop::make_loop_backend(stalls), spec);
+        const auto r = procedures::run_procedure(s, nullptr);
+        ASSERT_TRUE(r.invalid) << "every trial was short";
+        EXPECT_NE(r.invalid_reason.find("the generator offered"), std::string::npos) << r.invalid_reason;
+        std::vector<std::string> lowered;
+        for (const auto& n : r.notes)
+            if (n.find("lowered to") != std::string::npos) lowered.push_back(n);
+        ASSERT_EQ(lowered.size(), 3u) << ::testing::PrintToString(r.notes);
+        double first = 0, last = 0;
+        for (const auto& t : r.trials)
+            if (!t.plan.probe) {
+                if (first == 0) first = t.plan.load_pps;
+                last = t.plan.load_pps;
+                EXPECT_FALSE(t.valid);
+            }
+        EXPECT_NE(lowered[0].find("could not hold " + spec::format_pps(first)), std::string::npos) << lowered[0];
+        EXPECT_NEAR(last, first * 0.729, first * 1e-9) << "the last trials ran at the third lowering";
+        EXPECT_TRUE(r.frame_loss.empty() && r.back_to_back.empty()) << "no row from short trials";
+    }
 }
 
 TEST(Procedures, AnInvalidTrialIsNeverTheDevicesLoss) {
