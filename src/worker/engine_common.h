@@ -54,12 +54,14 @@ void run_worker(const WorkerConfig& w, Body&& body) {
     for (auto* c : {w.tx_counters, w.rx_counters})
         if (c) stats::set_state(*c, stats::WorkerState::running);
     const bool ok = body();
-    const uint64_t waited = util::thread_cpu_wait_ns() - wait0;
-    for (auto* c : {w.tx_counters, w.rx_counters})
-        if (c) stats::publish(c->cpu_wait_ns, waited);
-    for (auto* c : {w.tx_counters, w.rx_counters})
-        if (c && c->state.load(std::memory_order_relaxed) != static_cast<uint32_t>(stats::WorkerState::finished))
+    const uint64_t wait1 = util::thread_cpu_wait_ns();
+    const uint64_t waited = wait1 > wait0 ? wait1 - wait0 : 0;  // 0 where the kernel keeps no run delay
+    for (auto* c : {w.tx_counters, w.rx_counters}) {
+        if (!c) continue;
+        stats::publish(c->cpu_wait_ns, waited);
+        if (c->state.load(std::memory_order_relaxed) != static_cast<uint32_t>(stats::WorkerState::finished))
             stats::set_state(*c, ok ? stats::WorkerState::finished : stats::WorkerState::failed);
+    }
 }
 
 }  // namespace lr::worker
