@@ -32,6 +32,14 @@ Session::~Session() { be_->close(); }
 
 bool Session::interrupted() const { return interrupt_requested(); }
 
+void Session::settle() const {
+    using namespace std::chrono;
+    const auto until = last_trial_end_ + duration_cast<steady_clock::duration>(duration<double>(spec_.settle_s));
+    constexpr auto kStep = milliseconds(10);  // how soon a signal ends the wait
+    for (auto now = steady_clock::now(); now < until && !interrupted(); now = steady_clock::now())
+        std::this_thread::sleep_for(std::min<steady_clock::duration>(until - now, kStep));
+}
+
 result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned,
                                        const std::string& why) {
     if (t.frame_size > spec_.session_max_frame())
@@ -42,12 +50,14 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     s.line_rate_bps = line_rate_bps();
     s.rate_pps = rate_pps(t);
     s.capture_remaining = capture_ ? capture_->remaining() : 0;
+    if (trials_ > 0) settle();
     sink.trial_started({trials_, planned, &s, why});
     auto r = engine::run_trial(*be_, s, layout_, slots_, trials_, sink);
     if (capture_) capture_->write(r.captured);
     r.captured.clear();
     r.captured.shrink_to_fit();
     ++trials_;
+    last_trial_end_ = std::chrono::steady_clock::now();
     sink.trial_finished(r);
     return r;
 }

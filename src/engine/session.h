@@ -4,6 +4,7 @@
 // and returns its result. `linerate run` is a session of --trials trials (one by default);
 // procedures run many.
 #pragma once
+#include <chrono>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,12 @@ public:
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
-    // Runs one trial with `t`'s values in place of the spec's. Throws UsageError when `t`
+    // Runs one trial with `t`'s values in place of the spec's. A trial after the session's
+    // first starts no sooner than --settle after the previous one ended (its drain included):
+    // the device under test rests, RFC 2544 section 23's "wait for the DUT to restabilize". A
+    // trial that drained at once would otherwise follow the last within a few milliseconds,
+    // before a policer's bucket refilled or a software device's backlog cleared, and measure
+    // what the previous trial left behind. A signal ends the wait. Throws UsageError when `t`
     // does not fit the session (a frame larger than the session was opened for).
     // `why`: a procedure's reason for the trial, shown by the live views.
     result::TrialResult run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned = 0,
@@ -54,12 +60,15 @@ public:
     std::vector<int> capabilities_after_setup() const { return be_->capabilities_after_setup(); }
 
 private:
+    void settle() const;  // waits out --settle since the last trial ended
+
     spec::RunSpec spec_;
     std::unique_ptr<backend::Backend> be_;
     backend::SessionLayout layout_;
     CounterSlots slots_;
     std::unique_ptr<PcapWriter> capture_;  // --capture
     unsigned trials_ = 0;
+    std::chrono::steady_clock::time_point last_trial_end_;
 };
 
 }  // namespace lr::engine

@@ -290,8 +290,8 @@ std::vector<OptionDef> make_table() {
                  },
                  .show = [](const RunSpec& s, J& j) { j["duration_s"] = s.duration_s; }});
     t.push_back({.name = "trials", .group = "Run", .value_name = "N",
-                 .help = "Run the same trial N times back to back in one session (ports opened once); each trial "
-                         "starts from a drained, idle device and is reported on its own",
+                 .help = "Run the same trial N times in one session (ports opened once), --settle apart; each "
+                         "trial starts from a drained, idle device and is reported on its own",
                  .default_text = num(ds.trials),
                  .commands = kRun,
                  .apply = [](Draft& d, const Values& v) {
@@ -325,6 +325,13 @@ std::vector<OptionDef> make_table() {
                  .default_text = format_duration(ds.drain_s),
                  .apply = [](Draft& d, const Values& v) { d.spec.drain_s = parse_duration(one(v), "--drain"); },
                  .show = [](const RunSpec& s, J& j) { j["drain_s"] = s.drain_s; }});
+    t.push_back({.name = "settle", .group = "Run", .value_name = "TIME",
+                 .help = "Between two trials of a session (--trials, procedures): how long the device under test "
+                         "rests after one trial drained before the next starts (RFC 2544 section 23: its buffers "
+                         "empty, its policers' and shapers' buckets refill); 0: none",
+                 .default_text = format_duration(ds.settle_s),
+                 .apply = [](Draft& d, const Values& v) { d.spec.settle_s = parse_settle(one(v), "--settle"); },
+                 .show = [](const RunSpec& s, J& j) { j["settle_s"] = s.settle_s; }});
     t.push_back({.name = "stall-timeout", .group = "Run", .value_name = "TIME",
                  .help = "A worker without progress, or a TX queue the device accepts nothing on, for this long "
                          "makes the run invalid",

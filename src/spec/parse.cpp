@@ -43,6 +43,13 @@ double parse_duration(std::string_view s, std::string_view what) {
     return v;
 }
 
+double parse_settle(std::string_view s, std::string_view what) {
+    if (s == "0" || s == "none") return 0;
+    const double v = parse_duration(s, what);
+    if (v > 600) throw_invalid(what, s, "must be 0 or at most 10 minutes");
+    return v;
+}
+
 double parse_catch_up(std::string_view s, std::string_view what) {
     if (s == "none") return 0;
     const double v = parse_duration(s, what);

@@ -10,6 +10,8 @@ namespace lr::spec {
 double parse_duration(std::string_view s, std::string_view what);
 // --catch-up: "none" (0) or a duration up to 10 s.
 double parse_catch_up(std::string_view s, std::string_view what);
+// --settle: "0" or "none" (no rest between trials) or a duration up to 10 minutes.
+double parse_settle(std::string_view s, std::string_view what);
 // A duration as parse_duration reads it back: "100ms", "1s", "60s", "250us".
 std::string format_duration(double s);
 // "1000000", "10k", "1M", "2G" (decimal multipliers). Must be > 0.

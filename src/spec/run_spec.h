@@ -100,6 +100,7 @@ struct RunSpec {
     double duration_s = 10.0;       // TX time limit; the whole run's limit when RX-only
     double interval_s = 1.0;        // report interval
     double drain_s = 2.0;           // max wait for in-flight packets after TX ends
+    double settle_s = 0.1;          // between trials of a session: the device recovers (RFC 2544 section 23)
     double stall_s = 3.0;           // watchdog: no progress for this long = invalid run
     bool stop_when_idle = false;    // RX-only: end once traffic came and then stopped
     unsigned trials = 1;            // back-to-back trials of the same spec in one session

@@ -93,6 +93,14 @@ TEST(Options, RangeErrorsNameTheValueGiven) {
     s["max-loss"] = {"-1"};
     EXPECT_NE(usage_error([&] { spec::build_run_spec(s); }).find("\"-1\""), std::string::npos);
     s = base();
+    s["settle"] = {"11m"};
+    EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }),
+              "invalid --settle \"11m\": must be 0 or at most 10 minutes");
+    for (auto [given, seconds] : {std::pair{"0", 0.0}, std::pair{"none", 0.0}, std::pair{"250ms", 0.25}}) {
+        s["settle"] = {given};
+        EXPECT_EQ(spec::build_run_spec(s).settle_s, seconds) << given;
+    }
+    s = base();
     s["burst"] = {"513"};
     EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }), "invalid --burst \"513\": must be between 0 and 512");
 }
@@ -104,7 +112,7 @@ TEST(Options, TheJsonSpecKeepsItsFields) {
     const auto j = spec::spec_json(spec::build_run_spec(s));
     for (const char* k : {"backend", "tx", "rx", "eal_args", "xdp_mode", "xsk_mode", "rx_mode", "cpus", "ring_pairs",
                           "frame", "flows", "signature", "nonce", "vary", "count", "rate_pps", "reflect", "outstanding",
-                          "response_timeout_s", "duration_s", "interval_s", "drain_s", "stall_s", "burst", "descriptors",
+                          "response_timeout_s", "duration_s", "interval_s", "drain_s", "settle_s", "stall_s", "burst", "descriptors",
                           "mbufs", "max_loss_pct", "trials"})
         EXPECT_TRUE(j.contains(k)) << k;
     for (const char* k : {"size", "l4", "ip", "vlan", "vlan_pcp", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port",

@@ -23,6 +23,7 @@ spec::RunSpec make_spec(spec::OptionValues o) {
     auto s = spec::build_run_spec(o);
     s.backend = spec::BackendKind::loop;
     s.interval_s = 0.05;
+    s.settle_s = 0;  // the in-memory wire needs no rest between trials (the rest itself: TrialsAreSettleApart)
     return s;
 }
 
@@ -227,6 +228,26 @@ TEST(Session, AnInterruptEndsTheTrialCleanlyAndStopsTheSession) {
     // A new session does not inherit it.
     engine::Session next(loop::make_loop_backend(), spec);
     EXPECT_FALSE(next.interrupted());
+}
+
+// --settle: a trial after the session's first starts no sooner than the rest after the last
+// one ended, so that the device under test recovers (RFC 2544 section 23).
+TEST(Session, TrialsAreSettleApart) {
+    struct Times final : result::Sink {
+        std::vector<std::chrono::steady_clock::time_point> started, finished;
+        void trial_started(const result::TrialStart&) override { started.push_back(std::chrono::steady_clock::now()); }
+        void trial_finished(const result::TrialResult&) override {
+            finished.push_back(std::chrono::steady_clock::now());
+        }
+    };
+    auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"count", {"1000"}}});
+    spec.settle_s = 0.2;
+    engine::Session session(loop::make_loop_backend(), spec);
+    Times sink;
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(session.run_trial(spec.trial(), sink).rx.unique, 1000u);
+    ASSERT_EQ(sink.started.size(), 3u);
+    for (size_t i = 1; i < 3; ++i)
+        EXPECT_GE(std::chrono::duration<double>(sink.started[i] - sink.finished[i - 1]).count(), 0.19) << i;
 }
 
 TEST(Session, IntervalsAddUpToTheTotals) {

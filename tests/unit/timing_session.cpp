@@ -44,6 +44,7 @@ spec::RunSpec make_spec(spec::OptionValues o) {
     auto s = spec::build_run_spec(o);
     s.backend = spec::BackendKind::loop;
     s.interval_s = 0.05;
+    s.settle_s = 0;  // the in-memory wire needs no rest between trials (the rest itself: TrialsAreSettleApart)
     return s;
 }
 
@@ -146,6 +147,28 @@ TEST(SessionTiming, TheWatchdogEndsAHungTrialSoon) {
         Rows sink;
         const auto r = session.run_trial(spec.trial(), sink);
         if (r.total_seconds >= 4.0) return "the hung trial lasted " + std::to_string(r.total_seconds) + " s, not < 4";
+        return std::string();
+    });
+    EXPECT_EQ(miss, "");
+}
+
+TEST(SessionTiming, AnInterruptEndsTheSettleSoon) {
+    // Interrupted while it rests between trials (--settle 30 s), a session starts its next
+    // trial within 5 s, and that trial ends at once, interrupted.
+    struct InterruptWhenFinished final : result::Sink {
+        void trial_finished(const result::TrialResult&) override { engine::request_interrupt(); }
+    };
+    const auto miss = retry([] {
+        auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"count", {"1000"}}});
+        spec.settle_s = 30;
+        engine::Session session(loop::make_loop_backend(), spec);
+        InterruptWhenFinished sink;
+        session.run_trial(spec.trial(), sink);
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = session.run_trial(spec.trial(), sink);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!r.interrupted) return std::string("the trial after the interrupted rest was not interrupted");
+        if (s >= 5.0) return "the interrupted rest and trial took " + std::to_string(s) + " s, not < 5";
         return std::string();
     });
     EXPECT_EQ(miss, "");
