@@ -23,6 +23,15 @@ void mark_invalid(ProcedureResult& out, unsigned size, const TrialLog& l) {
 constexpr double kLowerBy = 0.9;
 constexpr unsigned kLowerings = 3;
 
+// A back-to-back burst is judged only if its senders never fell further behind than this
+// share of its length (at least kMinBurstHoleS): a hole of s at load L above the device's
+// rate R lets the device drain s R frames of its buffer, so a 5 % hole at the start of a
+// burst at twice R understates the buffer by up to 2.5 %. A burst that stalled longer is
+// repeated, and the procedure ends invalid if it keeps stalling: a sender that shares its
+// core with another busy process waits for it a tick at a time (4 ms).
+constexpr double kBurstHoleShare = 0.05;
+constexpr double kMinBurstHoleS = 200e-6;
+
 bool lower_load(ProcedureResult& out, unsigned size, const TrialLog& l, double& load, unsigned& lowerings,
                 const char* what) {
     if (!l.instrument_limited || lowerings >= kLowerings) return false;
@@ -168,7 +177,9 @@ void run_back_to_back(TrialRunner& run, ProcedureResult& out) {
                 if (!spec.count) row.longest_tried = static_cast<uint64_t>(row.load_pps * seconds);
             }
             const auto whole = [&](uint64_t n, const std::string& why) -> std::optional<bool> {
-                const auto l = run_valid(run, {size, row.load_pps, seconds, n, why}, nullptr);
+                TrialPlan plan{size, row.load_pps, seconds, n, why};
+                plan.max_stall_s = std::max(kMinBurstHoleS, kBurstHoleShare * n / row.load_pps);
+                const auto l = run_valid(run, plan, nullptr);
                 if (!l.valid) {
                     if (lower_load(out, size, l, row.load_pps, lowerings, "back-to-back"))
                         lowered = true;

@@ -17,6 +17,7 @@ const char* invalid_kind_text(InvalidKind k) {
         case InvalidKind::link: return "a link went down";
         case InvalidKind::nothing_sent: return "nothing was sent";
         case InvalidKind::generator: return "the generator fell short of the load";
+        case InvalidKind::stalled: return "the sender stalled inside a burst";
         case InvalidKind::host_egress: return "this host's egress device dropped frames";
         case InvalidKind::host_rx: return "this host's receive path dropped frames";
     }
@@ -42,6 +43,15 @@ TrialJudgement judge_trial(const TrialPlan& p, const result::TrialResult& r, uin
                                 100 * rate_tolerance, r.rate.skipped, r.rate.stalls,
                                 spec::format_seconds(r.rate.longest_stall_s))};
     }
+    if (p.max_stall_s > 0 && r.rate.longest_stall_s > p.max_stall_s)
+        return {K::stalled,
+                fmt::format("the sender stalled {} inside a burst of {} frames that lasts {} at {} (at most {} "
+                            "allowed; it waited {} for a CPU in all): its frames were not back to back (a sender needs a core "
+                            "no other busy task runs on)",
+                            spec::format_seconds(r.rate.longest_stall_s), r.tx.packets,
+                            spec::format_seconds(p.load_pps > 0 ? r.tx.packets / p.load_pps : r.tx_seconds),
+                            spec::format_pps(p.load_pps), spec::format_seconds(p.max_stall_s),
+                            spec::format_seconds(r.tx_cpu_wait.longest_s))};
     if (r.loss.egress_dropped)
         return {K::host_egress,
                 fmt::format("this host's egress device dropped {} of the frames handed to it", r.loss.egress_dropped)};

@@ -20,7 +20,7 @@ namespace lr::procedures {
 
 // Why a trial was invalid, for the procedure's summary ("3 of 41 trials invalid: 2 generator
 // fell short, 1 ..."): the first reason that applied.
-enum class InvalidKind { none, interrupted, invariant, link, nothing_sent, generator, host_egress, host_rx };
+enum class InvalidKind { none, interrupted, invariant, link, nothing_sent, generator, stalled, host_egress, host_rx };
 const char* invalid_kind_text(InvalidKind k);  // "the generator fell short", ...
 
 struct TrialPlan {
@@ -30,6 +30,11 @@ struct TrialPlan {
     std::optional<uint64_t> count;  // a fixed number of frames (back-to-back bursts, sweeps with --count)
     std::string why;         // why this trial: "initial", "bisect between ...", "repeat 3 of 20"
     bool probe = false;      // measures the generator (its capacity), not the device: never counted invalid
+    // > 0: the senders may fall at most this far behind their schedule (s), else the trial is
+    // invalid (stalled): a back-to-back burst with a hole in it is not back to back, and lets
+    // the device drain its buffer in the middle of it (its catch-up afterwards does not undo
+    // that). 0: stalls within the catch-up window are made up for and do not count.
+    double max_stall_s = 0;
 };
 
 // What the report lists of every trial, so a user can audit a procedure.

@@ -246,12 +246,18 @@ def test_ndr_band(case):
 
 
 def back_to_back_band():
-    """The longest burst the DUT passes whole is within 5 % of its bucket's fill, B L / (L - R):
-    a sender stalled inside a burst sends the rest of it late, faster, and loses it sooner."""
+    """The longest burst the DUT passes whole is within 5 % of its bucket's fill, B L / (L - R),
+    whenever linerate gives one: it judges a burst only if its sender never stalled for more
+    than 5 % of it (a hole lets the DUT drain its bucket), and between trials it lets the DUT
+    rest (--settle) so that every burst meets a full bucket. On a host where another process
+    keeps the sender off its core, no burst is whole in time and linerate says so instead
+    (test_procedures.back_to_back checks that declaration)."""
     rate = test_procedures.dut_rate()
     with DutBed(unique("ltb")) as bed:
         row, whole, _ = test_procedures.back_to_back(bed, rate)
-    timing_check(abs(row["mean"] - whole) <= 0.05 * whole, f"back-to-back mean {row['mean']}, expected {whole:.0f}")
+    if row is not None:
+        timing_check(abs(row["mean"] - whole) <= 0.05 * whole,
+                     f"back-to-back mean {row['mean']}, expected {whole:.0f}")
 
 
 @pytest.mark.usefixtures("dut_program")

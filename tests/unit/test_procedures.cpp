@@ -18,6 +18,7 @@ spec::RunSpec make_spec(spec::OptionValues o, spec::Procedure kind) {
     auto s = spec::build_run_spec(o, kind);
     s.backend = spec::BackendKind::loop;
     s.interval_s = 0.05;
+    s.settle_s = 0;  // the in-memory wire needs no rest between trials
     return s;
 }
 
@@ -109,6 +110,32 @@ TEST(Procedures, ALoadTheGeneratorCannotHoldIsLoweredThreeTimesThenInvalid) {
     }
 }
 
+// A burst whose sender stopped for 4 ms: made up for (the load is exact) but not back to
+// back. Back-to-back judges a burst only if its senders never fell further behind than 5 % of
+// it, repeats the stalled ones, and ends invalid saying why; it lowers nothing (a lower load
+// would not close the hole).
+TEST(Procedures, BackToBackJudgesNoBurstWithAHole) {
+    loop::LoopFaults stall{.outage_from_ns = 5'000'000, .outage_to_ns = 9'000'000};
+    auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"max-rate", {"100k"}}, {"trial-duration", {"40ms"}},
+                           {"repeat", {"1"}}, {"settle", {"0"}}},
+                          spec::Procedure::back_to_back);
+    engine::Session s(loop::make_loop_backend(stall), spec);
+    const auto r = procedures::run_procedure(s, nullptr);
+    ASSERT_TRUE(r.invalid) << "every 40 ms burst had a 4 ms hole, more than its 2 ms";
+    EXPECT_NE(r.invalid_reason.find("the sender stalled"), std::string::npos) << r.invalid_reason;
+    EXPECT_NE(r.invalid_reason.find("not back to back"), std::string::npos) << r.invalid_reason;
+    unsigned bursts = 0;
+    for (const auto& t : r.trials)
+        if (t.plan.count) {
+            ++bursts;
+            EXPECT_EQ(t.invalid_kind, procedures::InvalidKind::stalled) << t.invalid_reason;
+            EXPECT_GT(t.longest_stall_s, 0.002);
+            EXPECT_EQ(t.plan.load_pps, 100e3) << "not lowered";
+        }
+    EXPECT_EQ(bursts, 1 + procedures::kInvalidRetries) << "the burst, then its repeats";
+    EXPECT_TRUE(r.back_to_back.empty());
+}
+
 TEST(Procedures, AnInvalidTrialIsNeverTheDevicesLoss) {
     using procedures::InvalidKind;
     result::TrialResult r;
@@ -132,6 +159,15 @@ TEST(Procedures, AnInvalidTrialIsNeverTheDevicesLoss) {
     r.rate.stretch_pct = 1.5;  // late frames made up for within the catch-up window: still the exact load
     r.rate.stalls = 3;
     EXPECT_TRUE(procedures::judge_trial(p, r, 0).valid());
+    p.max_stall_s = 0.002;  // a burst: a hole longer than 2 ms breaks it
+    r.rate.longest_stall_s = 0.0015;
+    EXPECT_TRUE(procedures::judge_trial(p, r, 0).valid());
+    r.rate.longest_stall_s = 0.004;
+    j = procedures::judge_trial(p, r, 0);
+    EXPECT_EQ(j.kind, InvalidKind::stalled);
+    EXPECT_FALSE(j.instrument_limited()) << "a lower load would not close the hole";
+    EXPECT_NE(j.invalid_reason.find("the sender stalled 4.000 ms"), std::string::npos) << j.invalid_reason;
+    r.rate.longest_stall_s = 0;
     r.violations = {"RX exceeded TX"};
     j = procedures::judge_trial(p, r, 0);
     EXPECT_EQ(j.invalid_reason, "RX exceeded TX");
