@@ -168,53 +168,53 @@ void run_back_to_back(TrialRunner& run, ProcedureResult& out) {
         const double width = spec.procedure.width.value_or(spec.procedure.default_width());
         unsigned lowerings = 0;
         bool lowered = false;
-        for (uint32_t rep = 0; rep < spec.procedure.repeat && !run.interrupted(); ++rep) {
-            if (lowered) {  // every repetition at the lowered load
-                lowered = false;
-                rep = 0;
-                row.bursts.clear();
-                row.capped = false;
-                if (!spec.count) row.longest_tried = static_cast<uint64_t>(row.load_pps * seconds);
+        // One trial of `n` frames: whole or not; nullopt when invalid (then `lowered` says
+        // whether the load was lowered, else the procedure is marked invalid).
+        const auto whole = [&](uint64_t n, const std::string& why) -> std::optional<bool> {
+            TrialPlan plan{size, row.load_pps, seconds, n, why};
+            if (row.load_pps > 0) plan.max_stall_s = std::max(kMinBurstHoleS, kBurstHoleShare * n / row.load_pps);
+            const auto l = run_valid(run, plan, nullptr);
+            if (!l.valid) {
+                if (lower_load(out, size, l, row.load_pps, lowerings, "back-to-back"))
+                    lowered = true;
+                else
+                    mark_invalid(out, size, l);
+                return std::nullopt;
             }
-            const auto whole = [&](uint64_t n, const std::string& why) -> std::optional<bool> {
-                TrialPlan plan{size, row.load_pps, seconds, n, why};
-                plan.max_stall_s = std::max(kMinBurstHoleS, kBurstHoleShare * n / row.load_pps);
-                const auto l = run_valid(run, plan, nullptr);
-                if (!l.valid) {
-                    if (lower_load(out, size, l, row.load_pps, lowerings, "back-to-back"))
-                        lowered = true;
-                    else
-                        mark_invalid(out, size, l);
-                    return std::nullopt;
-                }
-                return l.received == l.sent && l.sent == n;
-            };
-            const auto tag = fmt::format("repeat {} of {}", rep + 1, spec.procedure.repeat);
-            auto top = whole(row.longest_tried, "the longest burst, " + tag);
-            if (!top && lowered) {
-                --rep;  // the loop's ++rep, then the reset above
-                continue;
-            }
-            if (!top) return;
+            return l.received == l.sent && l.sent == n;
+        };
+        // One repetition: the longest burst that arrived whole, or nullopt when a trial was
+        // invalid.
+        const auto longest_whole = [&](const std::string& tag) -> std::optional<uint64_t> {
+            const auto top = whole(row.longest_tried, "the longest burst, " + tag);
+            if (!top) return std::nullopt;
             if (*top) {
                 row.capped = true;
-                row.bursts.push_back(row.longest_tried);
-                continue;
+                return row.longest_tried;
             }
             uint64_t lo = 0, hi = row.longest_tried;  // lo arrived whole (0 trivially), hi did not
             while (hi - lo > std::max<uint64_t>(floor, static_cast<uint64_t>(width * hi))) {
                 const uint64_t mid = std::max(floor, lo + (hi - lo) / 2);
                 const auto ok = whole(mid, fmt::format("bisect {}..{}, {}", lo, hi, tag));
-                if (!ok && lowered) break;
-                if (!ok) return;
+                if (!ok) return std::nullopt;
                 (*ok ? lo : hi) = mid;
                 if (mid == floor && !*ok) break;
             }
-            if (lowered) {
-                --rep;
+            return lo;
+        };
+        for (uint32_t rep = 0; rep < spec.procedure.repeat && !run.interrupted();) {
+            const auto burst = longest_whole(fmt::format("repeat {} of {}", rep + 1, spec.procedure.repeat));
+            if (burst) {
+                row.bursts.push_back(*burst);
+                ++rep;
                 continue;
             }
-            row.bursts.push_back(lo);
+            if (!lowered) return;
+            lowered = false;  // every repetition again, at the lowered load
+            rep = 0;
+            row.bursts.clear();
+            row.capped = false;
+            if (!spec.count) row.longest_tried = static_cast<uint64_t>(row.load_pps * seconds);
         }
         if (row.bursts.empty()) return;
         row.min = *std::min_element(row.bursts.begin(), row.bursts.end());
