@@ -24,7 +24,7 @@ void throw_invalid(std::string_view what, std::string_view s, std::string_view w
     throw UsageError(fmt::format("invalid {} \"{}\": {}", what, s, why));
 }
 
-double parse_duration(std::string_view s, std::string_view what) {
+double parse_duration(std::string_view s, std::string_view what, bool zero_allowed) {
     if (s.empty()) throw_invalid(what, s, "empty duration");
     double v = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -38,14 +38,15 @@ double parse_duration(std::string_view s, std::string_view what) {
     else if (unit == "h") mul = 3600;
     else throw_invalid(what, s, fmt::format("unknown unit \"{}\" (use s, ms, us, m or h)", unit));
     v *= mul;
+    if (zero_allowed && v == 0) return 0;
     if (!std::isfinite(v) || v <= 0) throw_invalid(what, s, "must be greater than zero");
     if (v > 366.0 * 86400) throw_invalid(what, s, "must be at most one year");
     return v;
 }
 
 double parse_settle(std::string_view s, std::string_view what) {
-    if (s == "0" || s == "none") return 0;
-    const double v = parse_duration(s, what);
+    if (s == "none") return 0;
+    const double v = parse_duration(s, what, true);
     if (v > 600) throw_invalid(what, s, "must be 0 or at most 10 minutes");
     return v;
 }

@@ -6,8 +6,8 @@
 
 namespace lr::spec {
 
-// "10s", "500ms", "2m", "1.5" (seconds). Must be > 0 and <= 1 year.
-double parse_duration(std::string_view s, std::string_view what);
+// "10s", "500ms", "2m", "1.5" (seconds). Must be > 0 (or 0, when zero_allowed) and <= 1 year.
+double parse_duration(std::string_view s, std::string_view what, bool zero_allowed = false);
 // --catch-up: "none" (0) or a duration up to 10 s.
 double parse_catch_up(std::string_view s, std::string_view what);
 // --settle: "0" or "none" (no rest between trials) or a duration up to 10 minutes.

@@ -96,7 +96,11 @@ TEST(Options, RangeErrorsNameTheValueGiven) {
     s["settle"] = {"11m"};
     EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }),
               "invalid --settle \"11m\": must be 0 or at most 10 minutes");
-    for (auto [given, seconds] : {std::pair{"0", 0.0}, std::pair{"none", 0.0}, std::pair{"250ms", 0.25}}) {
+    s["settle"] = {"0x"};
+    EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }),
+              "invalid --settle \"0x\": unknown unit \"x\" (use s, ms, us, m or h)");
+    for (auto [given, seconds] : {std::pair{"0", 0.0}, std::pair{"0ms", 0.0}, std::pair{"none", 0.0},
+                                  std::pair{"250ms", 0.25}}) {
         s["settle"] = {given};
         EXPECT_EQ(spec::build_run_spec(s).settle_s, seconds) << given;
     }
