@@ -24,11 +24,15 @@ constexpr double kLowerBy = 0.9;
 constexpr unsigned kLowerings = 3;
 
 // A back-to-back burst is judged only if its senders never fell further behind than this
-// share of its length (at least kMinBurstHoleS): a hole of s at load L above the device's
-// rate R lets the device drain s R frames of its buffer, so a 5 % hole at the start of a
-// burst at twice R understates the buffer by up to 2.5 %. A burst that stalled longer is
-// repeated, and the procedure ends invalid if it keeps stalling: a sender that shares its
-// core with another busy process waits for it a tick at a time (4 ms).
+// share of its length (at least kMinBurstHoleS). The device's buffer fills at L - R (load L
+// above its rate R); a hole of s before the buffer holds s R frames leaves the device idle for
+// part of it, and the frames made up after the hole cannot give that service back: the burst
+// that fits shrinks by s R L / (L - R) frames. A hole of share h at the very start understates
+// the buffer by h R / (L - R) of the burst: by 5 % at 2R, by 10 % if the generator's ceiling
+// clamped L to 1.5R. Later holes cost nothing (the buffer drains during them and the made-up
+// frames refill it). A burst that stalled longer is repeated, and the procedure ends invalid
+// if it keeps stalling: a sender that shares its core with another busy process waits for it
+// a tick at a time (4 ms).
 constexpr double kBurstHoleShare = 0.05;
 constexpr double kMinBurstHoleS = 200e-6;
 
@@ -126,20 +130,21 @@ void run_frame_loss(TrialRunner& run, ProcedureResult& out) {
         row.size = size;
         row.range = load_range(run, size, out.notes);
         unsigned clean_in_a_row = 0, lowerings = 0;
-        for (unsigned k = 0; clean_in_a_row < 2; ++k) {
-            const double pct = 100.0 - k * spec.procedure.step_pct;
+        unsigned step = 0;
+        while (clean_in_a_row < 2) {
+            const double pct = 100.0 - step * spec.procedure.step_pct;
             if (pct <= 0 || run.interrupted()) break;
             const double load = row.range.max_pps * pct / 100.0;
             const auto l = run_valid(run, {size, load, plain_trial_s(spec), std::nullopt,
                                            fmt::format("frame loss at {:g} %", pct)},
                                      nullptr);
-            if (!l.valid && k == 0 && lower_load(out, size, l, row.range.max_pps, lowerings, "frame loss")) {
-                k = static_cast<unsigned>(-1);  // the walk starts over from the lowered top
+            // A top this host cannot hold is lowered, and the walk starts over from it (step 0 again).
+            if (!l.valid && step == 0 && lower_load(out, size, l, row.range.max_pps, lowerings, "frame loss"))
                 continue;
-            }
             if (!l.valid) return mark_invalid(out, size, l);
             row.steps.push_back({load, pct, l.sent, l.received, 100.0 * l.loss_ratio});
             clean_in_a_row = l.received == l.sent ? clean_in_a_row + 1 : 0;
+            ++step;
         }
         if (spec.thresholds.max_loss_pct && !row.steps.empty()) {
             const auto& top = row.steps.front();
