@@ -39,7 +39,7 @@ double parse_duration(std::string_view s, std::string_view what, bool zero_allow
     else throw_invalid(what, s, fmt::format("unknown unit \"{}\" (use s, ms, us, m or h)", unit));
     v *= mul;
     if (zero_allowed && v == 0) return 0;
-    if (!std::isfinite(v) || v <= 0) throw_invalid(what, s, "must be greater than zero");
+    if (!std::isfinite(v) || v <= 0) throw_invalid(what, s, zero_allowed ? "must be 0 or more" : "must be greater than zero");
     if (v > 366.0 * 86400) throw_invalid(what, s, "must be at most one year");
     return v;
 }

@@ -99,6 +99,12 @@ TEST(Options, RangeErrorsNameTheValueGiven) {
     s["settle"] = {"0x"};
     EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }),
               "invalid --settle \"0x\": unknown unit \"x\" (use s, ms, us, m or h)");
+    s["settle"] = {"-5ms"};
+    EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }), "invalid --settle \"-5ms\": must be 0 or more");
+    s = base();
+    s["duration"] = {"0s"};
+    EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }), "invalid --duration \"0s\": must be greater than zero");
+    s = base();
     for (auto [given, seconds] : {std::pair{"0", 0.0}, std::pair{"0ms", 0.0}, std::pair{"none", 0.0},
                                   std::pair{"250ms", 0.25}}) {
         s["settle"] = {given};
