@@ -153,21 +153,24 @@ TEST(SessionTiming, TheWatchdogEndsAHungTrialSoon) {
 }
 
 TEST(SessionTiming, AnInterruptEndsTheSettleSoon) {
-    // Interrupted while it rests between trials (--settle 30 s), a session starts its next
-    // trial within 5 s, and that trial ends at once, interrupted.
-    struct InterruptWhenFinished final : result::Sink {
-        void trial_finished(const result::TrialResult&) override { engine::request_interrupt(); }
-    };
+    // A signal that comes 200 ms into a 30 s rest between trials (--settle 30s) ends the rest:
+    // the next trial starts within 5 s of the rest's start and ends at once, interrupted.
     const auto miss = retry([] {
         auto spec = make_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"count", {"1000"}}});
         spec.settle_s = 30;
         engine::Session session(loop::make_loop_backend(), spec);
-        InterruptWhenFinished sink;
+        Rows sink;
         session.run_trial(spec.trial(), sink);
         const auto t0 = std::chrono::steady_clock::now();
+        std::thread signal([] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            engine::request_interrupt();
+        });
         const auto r = session.run_trial(spec.trial(), sink);
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        signal.join();
         if (!r.interrupted) return std::string("the trial after the interrupted rest was not interrupted");
+        if (s < 0.2) return "the rest ended after " + std::to_string(s) + " s, before the signal came";
         if (s >= 5.0) return "the interrupted rest and trial took " + std::to_string(s) + " s, not < 5";
         return std::string();
     });
