@@ -87,6 +87,7 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.stalls = r.rate.stalls;
     l.longest_stall_s = r.rate.longest_stall_s;
     l.skipped = r.rate.skipped;
+    l.sender_cpu_wait_s = r.tx_cpu_wait.longest_s;
     const auto j = judge_trial(p, r, l.host_drops, session_.spec().procedure.rate_tolerance,
                                session_.spec().thresholds.link_outage);
     l.invalid_reason = j.invalid_reason;

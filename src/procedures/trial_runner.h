@@ -49,6 +49,7 @@ struct TrialLog {
     uint64_t stalls = 0;              // the senders' stalls (made up for within the catch-up window)
     double longest_stall_s = 0;
     uint64_t skipped = 0;             // departure slots given up beyond the window
+    double sender_cpu_wait_s = 0;     // the longest a sender was runnable but off its CPU, in all
     bool valid = true;
     bool instrument_limited = false;  // invalid because this host could not carry the load
     InvalidKind invalid_kind = InvalidKind::none;

@@ -117,6 +117,7 @@ J trial_json(const procedures::TrialLog& t) {
             {"stalls", t.stalls},
             {"longest_stall_s", t.longest_stall_s},
             {"skipped_slots", t.skipped},
+            {"sender_cpu_wait_s", t.sender_cpu_wait_s},
             {"probe", t.plan.probe},
             {"valid", t.valid},
             {"instrument_limited", t.instrument_limited},

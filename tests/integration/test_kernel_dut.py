@@ -100,4 +100,20 @@ def test_csit_finds_the_shaped_rate_with_default_options():
     for t in rep["trials"]:  # where the invalid ones were, against the generator's ceiling
         if not t["valid"] and not t["probe"]:
             print(f"  invalid: {t['load_pps']:,.0f} pps ({100 * t['load_pps'] / ceiling:.0f} % of the ceiling "
-                  f"{ceiling:,.0f}), {t['duration_s']} s: {t['invalid_reason']}")
+                  f"{ceiling:,.0f}), {t['duration_s']} s, the sender off its CPU {1e3 * t['sender_cpu_wait_s']:.1f} ms "
+                  f"in all: {t['invalid_reason']}")
+    print_validity_by_load(rep["trials"], ceiling)
+
+
+def print_validity_by_load(trials, ceiling):
+    """The share of valid trials in bands of the load against the generator's ceiling, with the
+    longest stall and the longest time a sender waited for its CPU in each band."""
+    print("  load (% of ceiling)  trials  valid  valid %  longest stall  longest CPU wait")
+    for low, high in ((0, 30), (30, 50), (50, 70), (70, 90), (90, 101)):
+        band = [t for t in trials if not t["probe"] and t["load_pps"]
+                and low <= 100 * t["load_pps"] / ceiling < high]
+        if band:
+            valid = sum(t["valid"] for t in band)
+            print(f"  {low:>3}-{min(high, 100):<3} %            {len(band):>6}  {valid:>5}  {100 * valid / len(band):6.1f}  "
+                  f"{1e3 * max(t['longest_stall_s'] for t in band):10.1f} ms  "
+                  f"{1e3 * max(t['sender_cpu_wait_s'] for t in band):12.1f} ms")
