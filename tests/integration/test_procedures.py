@@ -180,17 +180,23 @@ def back_to_back(bed, rate):
     check(r.returncode in (0, 4) and rep, f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
     dut_accounts_for(bed, rep)
     stalled = [t for t in rep["trials"] if not t["valid"] and "the sender stalled" in t["invalid_reason"]]
+    # A burst is judged only without a hole longer than 5 % of it (at least 0.2 ms): a stalled
+    # trial had a longer one, a valid trial none. (A trial the generator fell short on is
+    # invalid for that first, whatever its holes.)
+    for t in rep["trials"]:
+        if t["count"] is None:
+            continue
+        allowed = max(200e-6, 0.05 * t["count"] / t["load_pps"])
+        if t in stalled:
+            check(t["longest_stall_s"] > allowed, f"stalled burst {t}, holes up to {allowed} s allowed")
+        if t["valid"]:
+            check(t["longest_stall_s"] <= allowed, f"valid burst {t}, holes up to {allowed} s allowed")
     if r.returncode == 4:
         reason = rep["verdict"]["reason"]
         check(rep["verdict"]["result"] == "invalid" and "the sender stalled" in reason and stalled,
               f"an invalid back-to-back must be one whose bursts stalled: {rep['verdict']}")
-        check(all(t["longest_stall_s"] >= 200e-6 for t in stalled), f"stalled trials {stalled}")
         print(f"     no back-to-back result: {reason}")
         return None, 0, bucket
-    for t in rep["trials"]:  # a burst is judged only without a hole longer than 5 % of it
-        if t["count"] is not None:
-            allowed = max(200e-6, 0.05 * t["count"] / t["load_pps"])
-            check((t["longest_stall_s"] > allowed) == (t in stalled), f"burst {t}, holes up to {allowed} s")
     row = rep["rows"][0]
     load = row["load"]["pps"]
     return row, bucket * load / (load - rate), bucket

@@ -253,11 +253,19 @@ def back_to_back_band():
     keeps the sender off its core, no burst is whole in time and linerate says so instead
     (test_procedures.back_to_back checks that declaration)."""
     rate = test_procedures.dut_rate()
-    with DutBed(unique("ltb")) as bed:
-        row, whole, _ = test_procedures.back_to_back(bed, rate)
-    if row is not None:
-        timing_check(abs(row["mean"] - whole) <= 0.05 * whole,
-                     f"back-to-back mean {row['mean']}, expected {whole:.0f}")
+    for attempt in range(1, BACK_TO_BACK_RUNS + 1):  # a declaration is run again: the band is the point
+        with DutBed(unique("ltb")) as bed:
+            row, whole, _ = test_procedures.back_to_back(bed, rate)
+        if row is not None:
+            timing_check(abs(row["mean"] - whole) <= 0.05 * whole,
+                         f"back-to-back mean {row['mean']}, expected {whole:.0f}")
+            return
+        print(f"     back-to-back run {attempt} of {BACK_TO_BACK_RUNS}: declared stalled, no burst to judge")
+    print("     every run declared its bursts stalled (the host keeps the sender off its core)")
+
+
+# How many back-to-back runs the band gets to find one whose bursts did not stall.
+BACK_TO_BACK_RUNS = 3
 
 
 @pytest.mark.usefixtures("dut_program")
