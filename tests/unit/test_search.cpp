@@ -2,6 +2,7 @@
 // conditional throughput, then MLRsearch and the RFC 2544 binary search on simulated devices.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <vector>
 
 #include "procedures/search.h"
@@ -97,6 +98,28 @@ void expect_within_width(const GoalResult& r, double truth) {
     EXPECT_LE((*r.upper - *r.lower) / *r.upper, r.goal.width * (1 + 1e-9)) << r.goal.name;
 }
 
+
+// `dev` measured by a generator that holds every load, except that a trial at or below the
+// highest load carried so far falls short whenever `stall()` says so (a stall beyond the
+// catch-up window), counted in `missed`.
+Measurer stalling_at_carried_loads(sim::Clean& dev, std::function<bool()> stall, unsigned& missed) {
+    return [&dev, stall, &missed, held = 0.0](double load, double duration, const std::string&) mutable {
+        TrialOutcome o;
+        o.effective_s = duration;
+        if (held > 0 && load <= held && stall()) {
+            ++missed;
+            o.valid = false;
+            o.instrument_limited = true;
+            o.offered_pps = load * 0.99;
+            o.invalid_reason = "a stall longer than the catch-up window";
+            return o;
+        }
+        held = std::max(held, load);
+        o.loss_ratio = dev.loss(load);
+        o.offered_pps = load;
+        return o;
+    };
+}
 }  // namespace
 
 TEST(MlrSearch, ACleanDeviceIsFoundWithinTheWidthForEveryGoal) {
@@ -216,24 +239,9 @@ TEST(MlrSearch, MissesAtALoadTheInstrumentCarriedBeforeAreStallsNotItsLimit) {
     // After the first valid trial, the next trial at or below the highest load carried so far
     // falls short three times in a row (a host busy for a while), then holds again.
     sim::Clean dev{50e3};
-    double held = 0;
     int misses = 3;
-    Measurer m = [&](double load, double duration, const std::string&) {
-        TrialOutcome o;
-        o.effective_s = duration;
-        if (held > 0 && load <= held && misses > 0) {
-            --misses;
-            o.valid = false;
-            o.instrument_limited = true;
-            o.offered_pps = load * 0.99;
-            o.invalid_reason = "a stall longer than the catch-up window";
-            return o;
-        }
-        held = std::max(held, load);
-        o.loss_ratio = dev.loss(load);
-        o.offered_pps = load;
-        return o;
-    };
+    unsigned missed = 0;
+    const auto m = stalling_at_carried_loads(dev, [&] { return misses > 0 && misses--; }, missed);
     const auto r = mlr_search(preset_goals("csit"), limits(100e3), m);
     ASSERT_FALSE(r.ended_early) << r.end_reason;
     EXPECT_EQ(misses, 0);
@@ -246,24 +254,8 @@ TEST(MlrSearch, SevenMissesInARowAtACarriedLoadAreStillStalls) {
     // Half the trials at loads already carried fall short, in runs of up to seven (a sender
     // slowed by the device it shares its cores with): the maximum stays, the answer is regular.
     sim::Clean dev{50e3};
-    double held = 0;
     unsigned trial = 0, missed = 0;
-    Measurer m = [&](double load, double duration, const std::string&) {
-        TrialOutcome o;
-        o.effective_s = duration;
-        if (held > 0 && load <= held && trial++ % 8 != 7) {  // seven misses, then one valid trial
-            ++missed;
-            o.valid = false;
-            o.instrument_limited = true;
-            o.offered_pps = load * 0.99;
-            o.invalid_reason = "a stall longer than the catch-up window";
-            return o;
-        }
-        held = std::max(held, load);
-        o.loss_ratio = dev.loss(load);
-        o.offered_pps = load;
-        return o;
-    };
+    const auto m = stalling_at_carried_loads(dev, [&] { return trial++ % 8 != 7; }, missed);  // seven, then one valid
     const auto r = mlr_search(preset_goals("csit"), limits(100e3), m);
     ASSERT_FALSE(r.ended_early) << r.end_reason;
     EXPECT_GT(missed, 7u);
