@@ -19,9 +19,29 @@ NONCE = "777"
 BPF_DIR = os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf")  # build/tests/bpf
 
 
+# Frames each fault lets reach the receiver's XDP program when the bed itself loses none.
+ARRIVALS = {"drop": N - N // 10, "dup": N + N // 1000, "swap": N, "corrupt": N}
+BED_ATTEMPTS = 3
+
+
 def run_fault(fault, rx_mode="socket"):
-    # The receiver must take every frame the fault lets through: counts are exact.
-    rate = paced_load(150_000)
+    """One fault run whose receiver saw every frame the fault let through, as (stream,
+    rx_classes). On a loaded host the bed itself can lose frames (the sender's veth drops
+    when the receiving side's softirq falls behind); the counts are then exact but are not
+    the fault's alone. Such a run is named with where the frames went and run again, at most
+    BED_ATTEMPTS times in all; a wrong count in a clean run fails at once."""
+    for attempt in range(1, BED_ATTEMPTS + 1):
+        stream, classes, bed_loss = fault_run_once(fault, rx_mode)
+        if not bed_loss:
+            return stream, classes
+        print(f"     attempt {attempt} of {BED_ATTEMPTS}: the bed lost frames outside the fault: {bed_loss}",
+              flush=True)
+    raise AssertionError(f"the bed lost frames outside the fault in all {BED_ATTEMPTS} attempts: {bed_loss}")
+
+
+def fault_run_once(fault, rx_mode):
+    # Counts stay exact at any rate; a modest one leaves the receiving side room.
+    rate = paced_load(100_000)
     with VethBed(unique("lxf")) as bed, tempfile.TemporaryDirectory() as d:
         obj = os.path.abspath(os.path.join(BPF_DIR, f"tc_fault_{fault}.bpf.o"))
         for cmd in (["tc", "qdisc", "add", "dev", bed.ifa, "clsact"],
@@ -46,13 +66,21 @@ def run_fault(fault, rx_mode="socket"):
             check(json.load(f)["totals"]["tx"]["packets"] == N, "sender sent N")
         with open(f"{d}/rx.json") as f:
             rep = json.load(f)
-    streams = rep["streams"]
+        veth_dropped = bed.stat(bed.nsa, bed.ifa, "tx_dropped")
+    streams, classes = rep["streams"], rep["totals"]["rx_classes"]
     check(len(streams) == 1, f"one stream expected: {streams}")
+    port = rep["port_counters"][0]
+    arrived = port["xdp"]["received"]
+    host_dropped = port["xdp"]["redirect_failed"] + port["xsk"]["rx_ring_full"] + port["xsk"]["rx_dropped"]
+    if arrived != ARRIVALS[fault] or host_dropped or veth_dropped:
+        return None, None, (f"{arrived:,} of {ARRIVALS[fault]:,} frames reached the receiver's XDP program, "
+                            f"the sender's veth dropped {veth_dropped:,}, the receiving host {host_dropped:,} "
+                            f"(stream {streams[0]}, classes {classes})")
     # The live series' running loss must end where the final per-stream count does.
     if rx_mode == "socket":
         check(rep["intervals"][-1]["seq_gaps"] == streams[0]["lost"],
               f"last interval seq_gaps {rep['intervals'][-1]['seq_gaps']} vs lost {streams[0]['lost']}")
-    return streams[0], rep["totals"]["rx_classes"]
+    return streams[0], classes, None
 
 
 def test_drop_every_10th():
