@@ -17,9 +17,17 @@ import jsonschema
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "report.schema.json")) as _f:
     SCHEMA = json.load(_f)
 
-# The shaper's rate: a quarter of what the bed carries, at most 20 kpps, so that a generator
-# sharing two cores with the receiver, the bridge and the shaper holds it with room to spare.
-MOST_PPS = 20_000
+# The shaper's rate: a quarter of what the bed carries, at most 10 kpps. The kernel DUT runs on
+# the generator's own core: every frame it forwards costs the sender some 12-18 us, so the
+# generator's peak through the DUT falls as the shaper's rate rises (measured as fast as it
+# can: 312k at a 10k shaper, 214k at 20k, 82k at 40k, 63k at 64k, where it holds the shaper's
+# own rate and the shaper drops nothing). At 20 kpps the ceiling came to 24-126 kpps quiet and
+# once to just above the shaper beside a CPU-bound process.
+MOST_PPS = 10_000
+# The search can find the NDR only if the generator offers more than the most a 1 s trial
+# carries without loss (the shaper's rate, bucket and queue); by this much at least.
+HEADROOM = 1.25
+BED_ATTEMPTS = 2
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces, XDP)")
 
@@ -70,8 +78,28 @@ def test_csit_finds_the_shaped_rate_with_default_options():
     first, the search runs CSIT's goals (NDR and 0.5 % PDR, 1 s trials) and the NDR it reports
     is regular, within the goal width, and where the shaper puts it: at least its rate (less
     the width), at most what a 1 s trial can pass without loss (the rate plus its bucket and
-    its queue). The DUT's own counters account for every frame of every trial."""
+    its queue). The DUT's own counters account for every frame of every trial.
+
+    A host too busy to offer HEADROOM times what a trial carries without loss cannot show the
+    NDR: the honest answer is then "NDR >= the ceiling (generator-limited)". That outcome is
+    checked for what it is and the case runs again with the shaper at half its rate or a quarter
+    of the ceiling it measured, whichever is lower, at most BED_ATTEMPTS runs in all. An
+    at-least NDR from a generator with the headroom fails at once."""
     shaped = paced_load(MOST_PPS)
+    for attempt in range(1, BED_ATTEMPTS + 1):
+        ceiling = csit_through_shaper(shaped)
+        if ceiling is None:
+            return
+        print(f"  attempt {attempt} of {BED_ATTEMPTS}: the generator's ceiling through the DUT, {ceiling:,.0f} pps, "
+              f"is not {HEADROOM} times what a trial at the shaper's {shaped:,} pps passes without loss", flush=True)
+        shaped = int(min(shaped / 2, ceiling / 4) // 1000 * 1000)
+        assert shaped >= 1000, f"the generator holds only {ceiling:,.0f} pps through the DUT: too little to test on"
+    raise AssertionError(f"the generator lacked the headroom over the shaper in all {BED_ATTEMPTS} runs")
+
+
+def csit_through_shaper(shaped):
+    """One csit search through a shaper of `shaped` pps. Returns None when it found the NDR
+    where the shaper puts it, or the generator's ceiling when that was too low to find it."""
     with DutBed(unique("lkn")) as bed:
         bed.start_kernel_dut(shaped)
         shaper = dict(bed.kernel_dut)
@@ -80,29 +108,33 @@ def test_csit_finds_the_shaped_rate_with_default_options():
         dut = delta(before, bed.kernel_dut_counters())
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert rep["verdict"]["result"] == "pass", rep["verdict"]
-    row = rep["rows"][0]
-    assert row["range"]["generator_ceiling_pps"] > shaped, row["range"]
-    ndr = next(g for g in row["goals"] if g["name"] == "NDR")
-    assert ndr["regular"] and not ndr["at_least"], ndr
-    lower, upper = ndr["lower_bound"]["pps"], ndr["upper_bound"]["pps"]
-    assert (upper - lower) / upper <= ndr["width"] * (1 + 1e-9), ndr
-    lossless = shaper["pps"] + (shaper["bucket"] + shaper["queue"]) / ndr["final_trial_s"]
-    assert shaped * (1 - ndr["width"]) <= lower and upper <= lossless * (1 + ndr["width"]), \
-        f"NDR bounds [{lower}, {upper}] for a shaper of {shaped} pps passing at most {lossless:.0f} in 1 s"
     sent = sum(t["sent"] for t in rep["trials"])
     received = sum(t["received"] for t in rep["trials"])
     assert dut["ingress"] == sent and dut["ingress_dropped"] == 0, (dut, sent)
     assert dut["shaped"] == received and dut["shaped"] + dut["dropped"] == sent, (dut, sent, received)
     assert dut["queued"] == 0, dut
+    row = rep["rows"][0]
+    ceiling = row["range"]["generator_ceiling_pps"]
+    ndr = next(g for g in row["goals"] if g["name"] == "NDR")
+    lossless = shaper["pps"] + (shaper["bucket"] + shaper["queue"]) / ndr["final_trial_s"]
+    if ndr["at_least"] and ceiling < HEADROOM * lossless:
+        assert row["range"]["generator_limited"], row["range"]
+        return ceiling
+    assert ceiling > shaped, row["range"]
+    assert ndr["regular"] and not ndr["at_least"], ndr
+    lower, upper = ndr["lower_bound"]["pps"], ndr["upper_bound"]["pps"]
+    assert (upper - lower) / upper <= ndr["width"] * (1 + 1e-9), ndr
+    assert shaped * (1 - ndr["width"]) <= lower and upper <= lossless * (1 + ndr["width"]), \
+        f"NDR bounds [{lower}, {upper}] for a shaper of {shaped} pps passing at most {lossless:.0f} in 1 s"
     print(f"NDR [{lower:,.0f}, {upper:,.0f}] pps through a {shaped:,} pps shaper; {len(rep['trials'])} trials; "
           f"{rep['verdict']['reason']}")
-    ceiling = row["range"]["generator_ceiling_pps"]
     for t in rep["trials"]:  # where the invalid ones were, against the generator's ceiling
         if not t["valid"] and not t["probe"]:
             print(f"  invalid: {t['load_pps']:,.0f} pps ({100 * t['load_pps'] / ceiling:.0f} % of the ceiling "
                   f"{ceiling:,.0f}), {t['duration_s']} s, the sender off its CPU {1e3 * t['sender_cpu_wait_s']:.1f} ms "
                   f"in all: {t['invalid_reason']}")
     print_validity_by_load(rep["trials"], ceiling)
+    return None
 
 
 def print_validity_by_load(trials, ceiling):
