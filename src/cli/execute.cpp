@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <linux/capability.h>
 #include <memory>
 
 #include "engine/interrupt.h"
@@ -185,8 +186,11 @@ int execute(const spec::RunSpec& spec, const ExecuteInfo& info) {
     engine::install_interrupt_handlers();
     Outputs o(spec);  // output files open before the ports (and before the capabilities go)
     engine::Session session(backend::make_backend(spec.backend), spec);
-    // Set up: from here on the process holds only what the run itself needs.
-    util::drop_all_but(session.capabilities_after_setup());
+    // Set up: from here on the process holds only what the run itself needs. Each trial's paced
+    // senders raise their own priority when they start (--sender-nice): CAP_SYS_NICE stays if held.
+    auto keep = session.capabilities_after_setup();
+    if (spec.tx_enabled() && spec.sender_nice && util::has_capability(CAP_SYS_NICE)) keep.push_back(CAP_SYS_NICE);
+    util::drop_all_but(keep);
     o.start_metrics(spec);  // a port in use fails here, before anything is sent
     if (spec.tx_enabled() && spec.signed_frames())
         fmt::print(o.out, "linerate: signing frames ({}) with run nonce {}; receive-only runs need --nonce {}\n",

@@ -3,6 +3,7 @@
 #include "result/checks.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace lr::engine {
@@ -73,6 +74,24 @@ namespace {
 
 // Requested against offered, how the departures and arrivals were spaced, and whether the
 // senders kept up.
+// The nice value the paced senders ran at (the least favoured of them), with a note when the
+// kernel refused to raise it: another process on a sender's core can then hold it off for a
+// whole time slice, and its late frames leave together.
+void sender_priority(result::TrialResult& r, const spec::RunSpec& spec,
+                     const std::vector<const result::QueueResult*>& senders) {
+    if (!spec.sender_nice || senders.empty()) return;
+    int ran_at = *spec.sender_nice, refused = 0;
+    for (const auto* q : senders) {
+        ran_at = std::max(ran_at, static_cast<int>(q->final.nice));
+        if (q->final.nice_errno) refused = q->final.nice_errno;
+    }
+    r.rate.sender_nice = ran_at;
+    if (refused)
+        r.notes.push_back(fmt::format("couldn't raise the paced senders to nice {} ({}: it needs CAP_SYS_NICE, or an "
+                                      "RLIMIT_NICE of {}): they ran at nice {}, so other processes on their cores can delay departures",
+                                      *spec.sender_nice, std::strerror(refused), 20 - *spec.sender_nice, ran_at));
+}
+
 void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::vector<TxStreams>& tx,
                  const std::vector<const stats::RxResult*>& rx) {
     auto& rr = r.rate;
@@ -103,6 +122,7 @@ void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::v
     std::vector<const result::QueueResult*> senders;
     for (const auto& q : r.queues)
         if (q.id.dir == Dir::tx) senders.push_back(&q);
+    sender_priority(r, spec, senders);
     for (const auto* q : senders) {
         const double slots = static_cast<double>(q->final.packets + q->final.tx_skipped);
         if (slots > 0) rr.offered_pps += spec.rate_pps / senders.size() * q->final.packets / slots;

@@ -112,6 +112,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
                 t.pacing.seed = spec.seed + txi;  // each queue its own sequence, reproducible
                 t.pacing.max_burst = t.burst;
                 t.pacing.catch_up_ns = static_cast<uint64_t>(spec.catch_up_s * 1e9);
+                if (t.pacing.pps > 0) w.nice = spec.sender_nice;
             }
             t.sent_per_stream = &out.tx_sent[static_cast<size_t>(slots.tx_slot[i])];
             t.departures = &out.departures[static_cast<size_t>(slots.tx_slot[i])];

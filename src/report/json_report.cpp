@@ -37,6 +37,7 @@ nlohmann::json rate(const result::RateResult& r) {
             {"largest_catch_up_frames", r.largest_catch_up},
             {"skipped_slots", r.skipped},
             {"behind_s", r.behind_s},
+            {"sender_nice", r.sender_nice ? nlohmann::json(*r.sender_nice) : nlohmann::json(nullptr)},
             {"departures", gaps(r.departures)},
             {"arrivals", gaps(r.arrivals)}};
 }

@@ -79,6 +79,7 @@ struct RateResult {
     double longest_stall_s = 0; // the furthest behind one was
     uint64_t largest_catch_up = 0;  // the most frames a sender owed at once (sent late, back to back)
     std::string pattern;        // cbr, burst:N, poisson
+    std::optional<int> sender_nice;  // the nice value the paced senders ran at (none: unpaced or --sender-nice keep)
     GapSummary departures, arrivals;
 };
 

@@ -274,6 +274,16 @@ std::vector<OptionDef> make_table() {
                  .default_text = format_duration(ds.catch_up_s),
                  .apply = [](Draft& d, const Values& v) { d.spec.catch_up_s = parse_catch_up(one(v), "--catch-up"); },
                  .show = [](const RunSpec& s, J& j) { j["catch_up_s"] = s.catch_up_s; }});
+    t.push_back({.name = "sender-nice", .group = "Run", .value_name = "N|keep",
+                 .help = "The nice value paced senders run at (-20..19). -20: another process on a sender's core "
+                         "cannot hold it off the CPU for a time slice and bunch its departures, but a spinning "
+                         "sender then starves whatever shares its core (a receiver, a DUT). Needs CAP_SYS_NICE or "
+                         "RLIMIT_NICE; reported, with a note when refused. keep: the process's own",
+                 .default_text = ds.sender_nice ? num(*ds.sender_nice) : "keep",
+                 .apply = [](Draft& d, const Values& v) { d.spec.sender_nice = parse_nice(one(v), "--sender-nice"); },
+                 .show = [](const RunSpec& s, J& j) {
+                     j["sender_nice"] = s.sender_nice ? J(*s.sender_nice) : J("keep");
+                 }});
     t.push_back({.name = "seed", .group = "Run", .value_name = "N",
                  .help = "Seed of the poisson pattern: the same seed gives the same departures",
                  .default_text = num(ds.seed),

@@ -58,6 +58,16 @@ double parse_catch_up(std::string_view s, std::string_view what) {
     return v;
 }
 
+std::optional<int> parse_nice(std::string_view s, std::string_view what) {
+    if (s == "keep") return std::nullopt;
+    const bool negative = s.starts_with('-');
+    const auto digits = negative ? s.substr(1) : s;
+    uint64_t magnitude = 0;
+    if (digits.empty() || !uint_problem(digits, 0, negative ? 20 : 19, magnitude).empty())
+        throw_invalid(what, s, "must be keep or a nice value from -20 to 19");
+    return negative ? -static_cast<int>(magnitude) : static_cast<int>(magnitude);
+}
+
 std::string format_duration(double s) {
     const auto whole = [](double v) { return std::abs(v - std::round(v)) < 1e-9 * std::max(1.0, v); };
     if (s >= 1 || whole(s)) return fmt::format("{:g}s", s);

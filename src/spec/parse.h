@@ -1,6 +1,7 @@
 // Strict parsers for CLI/profile values. Each throws lr::UsageError naming the option.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,8 @@ namespace lr::spec {
 double parse_duration(std::string_view s, std::string_view what, bool zero_allowed = false);
 // --catch-up: "none" (0) or a duration up to 10 s.
 double parse_catch_up(std::string_view s, std::string_view what);
+// --sender-nice: "keep" (nullopt) or a nice value in -20..19.
+std::optional<int> parse_nice(std::string_view s, std::string_view what);
 // --settle: "0" or "none" (no rest between trials) or a duration up to 10 minutes.
 double parse_settle(std::string_view s, std::string_view what);
 // A duration as parse_duration reads it back: "100ms", "1s", "60s", "250us".

@@ -94,6 +94,7 @@ struct RunSpec {
     Pattern pattern;
     uint64_t seed = 1;              // of the poisson pattern's random departures
     double catch_up_s = 0.020;      // --catch-up: lateness the senders make up for (0: none; worker/pacer.h)
+    std::optional<int> sender_nice;  // --sender-nice: paced senders' nice value (nullopt: keep the process's)
     bool reflect = false;           // `linerate reflect` in user space: each --rx frame goes back out
     uint32_t outstanding = 0;       // request/response: at most this many unanswered requests per queue
     double response_timeout_s = 0.1;  // request/response: a request unanswered this long is lost

@@ -34,6 +34,9 @@ struct alignas(64) QueueCounters {
     std::atomic<uint64_t> rx_gaps{0};  // sequences skipped and not (yet) filled by reordered arrivals
     std::atomic<uint64_t> cpu_wait_ns{0};  // the worker's time runnable but off its CPU (written when it ends)
     std::atomic<uint32_t> state{0};         // WorkerState (release on change)
+    // Paced senders: the nice value the worker runs at, and the errno of raising it (0: raised
+    // as asked, or not asked). Written once, before the loop starts.
+    std::atomic<int32_t> nice{0}, nice_errno{0};
 };
 static_assert(sizeof(QueueCounters) % 64 == 0, "QueueCounters must fill whole cache lines");
 
@@ -52,5 +55,6 @@ inline void set_state(QueueCounters& c, WorkerState s) {
 }
 
 inline void publish(std::atomic<uint64_t>& c, uint64_t v) { c.store(v, std::memory_order_relaxed); }
+inline void publish(std::atomic<int32_t>& c, int32_t v) { c.store(v, std::memory_order_relaxed); }
 
 }  // namespace lr::stats

@@ -33,6 +33,8 @@ QueueSample read(const QueueCounters& c) {
     s.rx_late = c.rx_late.load(r);
     s.rx_gaps = c.rx_gaps.load(r);
     s.cpu_wait_ns = c.cpu_wait_ns.load(r);
+    s.nice = c.nice.load(r);
+    s.nice_errno = c.nice_errno.load(r);
     s.first_pkt_ns = c.first_pkt_ns.load(r);
     s.last_pkt_ns = c.last_pkt_ns.load(r);
     s.state = static_cast<WorkerState>(c.state.load(std::memory_order_acquire));

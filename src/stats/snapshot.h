@@ -27,6 +27,7 @@ struct QueueSample {
     uint64_t rx_ours = 0, rx_unique = 0, rx_foreign = 0, rx_stale = 0, rx_malformed = 0;
     uint64_t rx_dup = 0, rx_reordered = 0, rx_late = 0, rx_gaps = 0;
     uint64_t cpu_wait_ns = 0;
+    int32_t nice = 0, nice_errno = 0;
     WorkerState state = WorkerState::starting;
 };
 

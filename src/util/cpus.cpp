@@ -3,6 +3,10 @@
 #include <fstream>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace lr::util {
 
@@ -22,6 +26,16 @@ bool pin_thread(std::thread& t, int cpu) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return pthread_setaffinity_np(t.native_handle(), sizeof(set), &set) == 0;
+}
+
+int set_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) == 0 ? 0 : errno;
+}
+
+int thread_nice() {
+    errno = 0;
+    const int n = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    return errno ? 0 : n;
 }
 
 uint64_t thread_cpu_wait_ns() {

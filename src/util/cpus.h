@@ -10,6 +10,11 @@ namespace lr::util {
 std::vector<int> allowed_cpus();
 // Pins `t` to `cpu`; returns false when the kernel refused.
 bool pin_thread(std::thread& t, int cpu);
+// Sets the calling thread's nice value; returns 0 or the errno of the refusal (EACCES or EPERM
+// without CAP_SYS_NICE).
+int set_thread_nice(int nice);
+// The calling thread's nice value.
+int thread_nice();
 // How long the calling thread has been runnable but not running, in ns: the kernel's run
 // delay (/proc/thread-self/schedstat, second field). 0 where the kernel does not keep it.
 uint64_t thread_cpu_wait_ns();

@@ -50,6 +50,11 @@ private:
 // when body returns false), and how long the worker waited for its CPU meanwhile.
 template <class Body>
 void run_worker(const WorkerConfig& w, Body&& body) {
+    if (w.nice && w.tx_counters) {  // before the first departure: its timing depends on it
+        const int refused = util::set_thread_nice(*w.nice);
+        stats::publish(w.tx_counters->nice, util::thread_nice());
+        stats::publish(w.tx_counters->nice_errno, refused);
+    }
     const uint64_t wait0 = util::thread_cpu_wait_ns();
     for (auto* c : {w.tx_counters, w.rx_counters})
         if (c) stats::set_state(*c, stats::WorkerState::running);

@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ struct WorkerConfig {
     stats::QueueCounters* rx_counters = nullptr;  // roles that receive
     const RunControl* ctl = nullptr;
     bool yield_when_idle = false;  // share the core when workers outnumber CPUs
+    std::optional<int> nice;       // paced senders: the nice value to run at (--sender-nice)
     uint32_t outstanding = 0;      // request/response window
     double response_timeout_s = 0.1;
 };

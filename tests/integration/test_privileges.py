@@ -54,7 +54,8 @@ def test_measurement_as_nobody(engine):
         # Paced, so the run lasts a while (live frames: per 50 ms call; an unpaced call lasts
         # until the count is sent, longer than --stall-timeout on a busy host).
         rate = 100_000 if engine == "socket" else paced_load(200_000)
-        pace = ["--rate", str(rate)]
+        # --sender-nice -20 without CAP_SYS_NICE: refused, run at the process's nice, and said so.
+        pace = ["--rate", str(rate), "--sender-nice", "-20"]
         count = "300000" if engine == "socket" else str(2 * rate)
         argv = as_nobody(NEEDED, None) + ["run", "-q", "--backend", "afxdp", "--tx-engine", engine, "--tx", bed.ifa,
                                           "--rx", bed.ifb, "--count", count, *pace,
@@ -81,6 +82,9 @@ def test_measurement_as_nobody(engine):
               acc["unaccounted"] == 0, f"{t}")
         got = r["environment"]["capabilities"]
         check(set(got["after_setup"]) == KEPT[engine], f"after setup: {got}")
+        refused = [n for n in r["notes"] if n.startswith("couldn't raise the paced senders to nice -20")]
+        check(r["rate"]["sender_nice"] == 0 and len(refused) == 1, f"sender_nice {r['rate']['sender_nice']}, "
+                                                                     f"notes {r['notes']}")
         check(set(got["before_setup_done"]) == {"CAP_" + c.upper() for c in NEEDED}, f"at start: {got}")
         check(not bed.xdp_attached(bed.nsa, bed.ifa) and not bed.xdp_attached(bed.nsa, bed.ifb), "XDP left attached")
 

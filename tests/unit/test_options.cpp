@@ -102,6 +102,17 @@ TEST(Options, RangeErrorsNameTheValueGiven) {
     s["settle"] = {"-5ms"};
     EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }), "invalid --settle \"-5ms\": must be 0 or more");
     s = base();
+    for (const char* bad : {"-21", "20", "-", "", "x", "-1x", "+5"}) {
+        s["sender-nice"] = {bad};
+        EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }),
+                  fmt::format("invalid --sender-nice \"{}\": must be keep or a nice value from -20 to 19", bad));
+    }
+    for (auto [given, nice] : {std::pair{"-20", std::optional<int>(-20)}, std::pair{"19", std::optional<int>(19)},
+                               std::pair{"0", std::optional<int>(0)}, std::pair{"keep", std::optional<int>()}}) {
+        s["sender-nice"] = {given};
+        EXPECT_EQ(spec::build_run_spec(s).sender_nice, nice) << given;
+    }
+    s = base();
     s["duration"] = {"0s"};
     EXPECT_EQ(usage_error([&] { spec::build_run_spec(s); }), "invalid --duration \"0s\": must be greater than zero");
     s = base();
