@@ -137,18 +137,22 @@ std::vector<OptionDef> make_table() {
                  .show = [](const RunSpec& s, J& j) { j["eal_args"] = s.dpdk.eal_args; }});
 
     // ---- Frames ------------------------------------------------------------------------
-    t.push_back({.name = "size", .group = "Frames", .value_name = "BYTES",
+    t.push_back({.name = "size", .group = "Frames", .value_name = "SIZE",
                  .help = fmt::format("Frame size in bytes incl. FCS, {}..{}, or min: the smallest frame of the kind "
-                                     "(64 for IPv4, 66 IPv6/UDP, 78 IPv6/TCP)",
-                                     packet::kMinFrame, packet::kMaxFrame),
+                                     "(64 for IPv4, 66 IPv6/UDP, 78 IPv6/TCP); or a distribution: {} (OTG's), "
+                                     "S:W/S:W/... (sizes with weights), LO:HI:STEP (increment) or LO..HI (uniform "
+                                     "random, from --seed). A distribution is exact over every period of its "
+                                     "weights, in a shuffled order",
+                                     packet::kMinFrame, packet::kMaxFrame, predefined_size_names()),
                  .default_text = "min",
                  .apply = [](Draft& d, const Values& v) {
                      if (one(v) == "min") return;
                      d.size_given = true;
-                     d.spec.frame.frame_size =
-                         static_cast<unsigned>(parse_uint(one(v), "--size", packet::kMinFrame, packet::kMaxFrame));
+                     d.size = parse_size_spec(one(v), "--size");
                  },
-                 .show = [](const RunSpec& s, J& j) { j["frame"]["size"] = s.frame.frame_size; }});
+                 .show = [](const RunSpec& s, J& j) {
+                     j["frame"]["size"] = s.size.varies() ? J(s.size.str()) : J(s.frame.frame_size);
+                 }});
     t.push_back({.name = "proto", .group = "Frames", .value_name = "PROTO",
                  .help = "udp or tcp (TCP frames are SYNs)",
                  .default_text = std::string(proto_choices().name_of(int(ds.frame.l4))), .choices = &proto_choices(),
@@ -234,6 +238,18 @@ std::vector<OptionDef> make_table() {
                      d.nonce_given = true;
                  },
                  .show = [](const RunSpec& s, J& j) { j["nonce"] = s.nonce; }});
+    t.push_back({.name = "stream", .group = "Frames", .value_name = "KEY=VALUE,...",
+                 .help = "A stream of its own (repeatable): the keys are the frame and rate options above and below, "
+                         "without dashes (size, proto, ipv6, vlan, vlan-pcp, src-mac, dst-mac, src-ip, dst-ip, "
+                         "src-port, dst-port, ttl, flows, vary, rate, pattern, seed, count), and name, share, bursts, "
+                         "burst-frames, burst-gap, delay, after, port, pcap, speed and loops (docs/streams.md). The "
+                         "frame options given outside --stream are every stream's defaults; without --stream they "
+                         "describe the one stream",
+                 .kind = K::list,
+                 .apply = [](Draft& d, const Values& v) {
+                     for (const auto& text : v) d.streams.push_back(parse_stream_text(text));
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["streams"] = streams_json(s); }});
 
     // ---- Run ---------------------------------------------------------------------------
     t.push_back({.name = "count", .group = "Run", .value_name = "N",
@@ -538,9 +554,10 @@ void check_backend_support(const OptionValues& given, BackendKind b, Command cmd
     }
 }
 
-void finalize(Draft& d) {
-    auto& s = d.spec;
-    auto& f = s.frame;
+}  // namespace
+
+void resolve_frame(Draft& d, std::vector<std::string>& notes) {
+    auto& f = d.spec.frame;
     f.src_ip = packet::parse_ip(d.src_ip ? *d.src_ip : std::string(d.ipv6 ? kSrcIp6 : kSrcIp4), "--src-ip");
     f.dst_ip = packet::parse_ip(d.dst_ip ? *d.dst_ip : std::string(d.ipv6 ? kDstIp6 : kDstIp4), "--dst-ip");
     if (d.ipv6 && (!f.src_ip.v6 || !f.dst_ip.v6))
@@ -548,7 +565,24 @@ void finalize(Draft& d) {
     if (f.src_ip.v6 != f.dst_ip.v6)
         throw UsageError(fmt::format("--src-ip {} and --dst-ip {} are of different address families",
                                      d.src_ip.value_or(f.src_ip.str()), d.dst_ip.value_or(f.dst_ip.str())));
-    if (!d.size_given) f.frame_size = packet::min_frame_size(f);
+    const unsigned min = packet::min_frame_size(f);
+    if (!d.size_given) {
+        d.spec.size = SizeSpec::fixed_size(min);
+    } else {
+        std::string note;
+        d.spec.size = d.size.at_least(min, "size", note);
+        if (!note.empty()) notes.push_back(note);
+    }
+    f.frame_size = d.spec.size.smallest();
+}
+
+namespace {
+
+void finalize(Draft& d) {
+    auto& s = d.spec;
+    auto& f = s.frame;
+    resolve_frame(d, s.notes);
+    s.streams = build_streams(d, nullptr);
     auto& sizes = s.procedure.sizes;
     if (!sizes.empty() && d.size_given) throw UsageError("--size and --sizes: give one of them");
     for (unsigned size : sizes)  // as given with --sizes (the frame's own --size is checked when it is built)
@@ -582,11 +616,13 @@ const OptionDef* find_option(std::string_view name) {
     return nullptr;
 }
 
-RunSpec build_run_spec(const OptionValues& given, Procedure kind, const OptionOrigins* origins) {
+RunSpec build_run_spec(const OptionValues& given, Procedure kind, const OptionOrigins* origins,
+                       const std::vector<StreamInput>* streams) {
     Draft d;
     const auto cmd = kind == Procedure::run ? Command::run : Command::procedure;
     d.spec.procedure.kind = kind;
     apply_all(d, given, cmd, origins);
+    if (d.streams.empty() && streams) d.streams = *streams;
     check_backend_support(given, d.spec.backend, cmd);
     // The searches size their trials themselves (load x trial duration).
     if (d.spec.count && kind != Procedure::run && kind != Procedure::sweep && kind != Procedure::back_to_back)

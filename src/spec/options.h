@@ -28,6 +28,8 @@ struct Draft {
     bool ipv6 = false;
     std::optional<std::string> src_ip, dst_ip;
     bool size_given = false;  // "min" (the default) is resolved once the frame kind is known
+    SizeSpec size;            // --size as given (a number or a distribution)
+    std::vector<StreamInput> streams;  // --stream / [[stream]], built once the base options are read
     bool duration_given = false;
     bool nonce_given = false;
     std::string line_rate_typed;  // --line-rate as given, for its message
@@ -75,15 +77,31 @@ struct OptionError : UsageError {
 // Applies every given option in table order, resolves the dependent defaults, checks that
 // each given option is honoured by the chosen backend, and validates the spec for `kind`
 // (run, or one of the procedures). Throws UsageError.
+// `streams`: a profile's [[stream]] tables (the command line's --stream values are in `given`;
+// when given, they replace the profile's).
 RunSpec build_run_spec(const OptionValues& given, Procedure kind = Procedure::run,
-                       const OptionOrigins* origins = nullptr);
+                       const OptionOrigins* origins = nullptr, const std::vector<StreamInput>* streams = nullptr);
 // The reflect command's options (the draft's reflect fields and, for afxdp/dpdk, its spec).
 Draft build_reflect_draft(const OptionValues& given);
+
+// The streams of a spec as the JSON "spec" section gives them (the one stream without --stream).
+nlohmann::json streams_json(const RunSpec& s);
 
 // The JSON "spec" section: every option's effective value.
 nlohmann::json spec_json(const RunSpec& s);
 
 // The option reference of a command as a Markdown table (docs/usage.md embeds it).
 std::string options_markdown(Command c);
+
+// The keys a stream definition takes: the frame and rate options it shares with the command
+// line, and its own (stream_only_keys()), as a Markdown table (docs/streams.md embeds it).
+std::string stream_keys_markdown();
+
+// Resolves the frame of a draft: the addresses' defaults for the family, their families, and
+// the size ("min": the kind's smallest; a distribution: its smallest size, predefined sizes
+// below that raised, with a note in `notes`). `what` names the option for messages.
+void resolve_frame(Draft& d, std::vector<std::string>& notes);
+// The streams of a draft whose base options (and --stream texts) were applied.
+std::vector<StreamSpec> build_streams(const Draft& base, const OptionOrigins* origins);
 
 }  // namespace lr::spec

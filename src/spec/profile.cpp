@@ -84,6 +84,31 @@ struct Loader {
         p.origins[key] = vat;
     }
 
+    // One [[stream]]: its keys as --stream would give them, each with its file:line:col.
+    void stream(const toml::table& t) {
+        StreamInput in;
+        in.text = fmt::format("{} [[stream]]", where(p.path, t.source()));
+        for (const auto& [k, v] : t) {
+            const std::string key(k.str());
+            const auto vat = where(p.path, v.source());
+            std::string value;
+            if (v.is_boolean()) {
+                value = v.as_boolean()->get() ? "true" : "false";
+            } else if (const auto* a = v.as_array()) {
+                if (a->empty()) throw UsageError(fmt::format("{}: {}: an empty list", vat, key));
+                for (const auto& e : *a)
+                    value += (value.empty() ? "" : ",") + scalar_text(e, where(p.path, e.source()), key);
+            } else if (v.is_table()) {
+                throw UsageError(fmt::format("{}: {}: a table where a value is expected", vat, key));
+            } else {
+                value = scalar_text(v, vat, key);
+            }
+            in.keys.push_back({key, value, vat});
+        }
+        if (in.keys.empty()) throw UsageError(fmt::format("{}: an empty stream", in.text));
+        p.streams.push_back(std::move(in));
+    }
+
     void table(const toml::table& t, bool top) {
         for (const auto& [k, v] : t) {
             if (const auto* sub = v.as_table()) {
@@ -97,8 +122,10 @@ struct Loader {
                                                  at, k.str()));
                 table(*sub, false);
             } else if (v.is_array_of_tables()) {
-                throw UsageError(fmt::format("{}: [[{}]]: arrays of tables are not part of a profile",
-                                             where(p.path, k.source()), k.str()));
+                if (!top || k.str() != "stream")
+                    throw UsageError(fmt::format("{}: [[{}]]: the only array of tables a profile has is [[stream]]",
+                                                 where(p.path, k.source()), k.str()));
+                for (const auto& e : *v.as_array()) stream(*e.as_table());
             } else {
                 key_value(k, v);
             }
@@ -141,7 +168,7 @@ RunSpec build_profile_spec(const Profile& p, const OptionValues& overrides) {
         origins[k] = "the command line";
     }
     try {
-        return build_run_spec(v, p.procedure, &origins);
+        return build_run_spec(v, p.procedure, &origins, &p.streams);
     } catch (const OptionError&) {
         throw;  // already says where
     } catch (const UsageError& e) {

@@ -19,6 +19,7 @@ struct Profile {
     Procedure procedure = Procedure::run;
     OptionValues values;       // by option name, as the command line gives them
     std::map<std::string, std::string, std::less<>> origins;  // option name -> "file:line:col"
+    std::vector<StreamInput> streams;  // [[stream]] tables, in order (replaced by --stream on the command line)
 };
 
 // Throws UsageError (exit 2) with file:line:col, or EnvError when the file can't be read.

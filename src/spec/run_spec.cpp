@@ -28,27 +28,65 @@ void check_unique(const std::vector<PortQueues>& v, const char* opt) {
 uint32_t RunSpec::tx_queue_total() const { return sum_queues(tx); }
 uint32_t RunSpec::rx_queue_total() const { return sum_queues(rx); }
 
-std::string Pattern::str() const {
-    switch (kind) {
-        case Kind::cbr: return "cbr";
-        case Kind::burst: return fmt::format("burst:{}", burst);
-        case Kind::poisson: return "poisson";
-    }
-    return "?";
+uint32_t RunSpec::stream_queues(const StreamSpec& st) const {
+    uint32_t n = 0;
+    for (const auto& p : tx)
+        if (st.ports.empty() || std::find(st.ports.begin(), st.ports.end(), p.port) != st.ports.end()) n += p.queues;
+    return n;
 }
 
-Pattern parse_pattern(std::string_view s, std::string_view what) {
-    if (s == "cbr") return {};
-    if (s == "poisson") return {Pattern::Kind::poisson, 1};
-    if (s.rfind("burst:", 0) == 0)
-        return {Pattern::Kind::burst,
-                static_cast<uint32_t>(parse_uint(s.substr(6), what, 1, 1u << 20, {s, "the burst length"}))};
-    throw UsageError(fmt::format("invalid {} \"{}\": expected cbr, burst:N or poisson", what, s));
+uint32_t RunSpec::mix_flows() const {
+    if (streams.empty()) return effective_flows();
+    uint32_t n = 0;
+    for (const auto& st : streams) n += stream_flows(st);
+    return n;
+}
+
+packet::SigLevel RunSpec::stream_sig_level(const StreamSpec& st) const {
+    if (!signature) return packet::SigLevel::none;
+    if (st.replay) return st.replay->sig_level;
+    return packet::sig_layout(st.frame).level;  // frame_size is the smallest: the level only grows with size
+}
+
+packet::SigLevel RunSpec::sig_level() const {
+    if (streams.empty()) return signature ? packet::sig_layout(frame).level : packet::SigLevel::none;
+    auto l = packet::SigLevel::seq_ts;
+    for (const auto& st : streams) l = std::min(l, stream_sig_level(st));
+    return l;
+}
+
+bool RunSpec::signed_frames() const {
+    if (streams.empty()) return sig_level() != packet::SigLevel::none;
+    return std::any_of(streams.begin(), streams.end(),
+                       [&](const StreamSpec& st) { return stream_sig_level(st) != packet::SigLevel::none; });
+}
+
+std::vector<StreamSpec> RunSpec::mix() const {
+    if (!streams.empty()) return streams;
+    StreamSpec s;
+    s.name = "s1";
+    s.frame = frame;
+    s.size = size.varies() ? size : SizeSpec::fixed_size(frame.frame_size);
+    s.flows = effective_flows();
+    s.vary = effective_flows() > 1 ? vary : 0;
+    s.pattern = pattern;
+    s.seed = seed;
+    return {s};
+}
+
+unsigned RunSpec::session_max_frame() const {
+    unsigned m = std::max(max_frame_size, frame.frame_size);
+    m = std::max(m, size.largest());
+    for (const auto& st : streams) m = std::max(m, st.replay ? st.replay->max_frame : st.size.largest());
+    return m;
 }
 
 RunSpec RunSpec::with_trial(const TrialSpec& t) const {
     RunSpec s = *this;
-    s.frame.frame_size = t.frame_size;
+    if (t.frame_size) {
+        s.frame.frame_size = t.frame_size;
+        if (!s.size.varies()) s.size = SizeSpec::fixed_size(t.frame_size);
+    }
     s.count = t.count;
     s.rate = t.rate;
     s.rate_pps = 0;  // resolved by the session for the trial's frame size
@@ -91,36 +129,12 @@ void RunSpec::validate() const {
     for (const auto& p : rx)
         if (p.queues == 0) throw UsageError(fmt::format("--rx {}: queues must be at least 1", p.port));
 
-    // Frame consistency (sizes, families, VLAN) is checked by building it once.
-    (void)packet::build_frame(frame);
-    if (!force) {
-        if (!packet::in_benchmark_range(frame.dst_ip))
-            throw UsageError(fmt::format(
-                "--dst-ip {} is outside the benchmarking ranges 198.18.0.0/15 and 2001:2::/48; "
-                "pass --force to send there anyway",
-                frame.dst_ip.str()));
-        if (frame.dst_mac.is_multicast())
-            throw UsageError(fmt::format("--dst-mac {} is a multicast/broadcast address; pass --force to use it",
-                                         frame.dst_mac.str()));
-    }
-    if (frame.src_mac.is_multicast())
-        throw UsageError(fmt::format("--src-mac {} is a multicast address", frame.src_mac.str()));
-
-    const uint32_t nflows = effective_flows();
-    (void)flow::make_flows(frame, nflows, nflows > 1 ? vary : 0);
-    // Every destination the flows walk through, not only the first, stays in the ranges.
-    if (!force && nflows > 1 && (vary & flow::vary_dst_ip) && !packet::in_benchmark_range(frame.dst_ip.plus(nflows - 1)))
-        throw UsageError(fmt::format("--flows {} with --vary dst-ip walk from {} to {}, outside the benchmarking ranges "
-                                     "198.18.0.0/15 and 2001:2::/48; pass --force to send there anyway",
-                                     nflows, frame.dst_ip.str(), frame.dst_ip.plus(nflows - 1).str()));
-    if (signed_frames() && tx_enabled() && nflows < tx_queue_total())
-        throw UsageError(fmt::format("--flows {} is fewer than the {} TX queues: with signatures every queue needs "
-                                     "flows of its own (each flow is one sequence-numbered stream)",
-                                     nflows, tx_queue_total()));
-    if (signature && nflows > packet::kMaxSignedFlows)
-        throw UsageError(fmt::format("--flows {}: signatures carry a 16-bit stream id, at most {} flows (or "
+    for (const auto& st : mix()) validate_stream(st);
+    if (signature && mix_flows() > packet::kMaxSignedFlows)
+        throw UsageError(fmt::format("{} {}: signatures carry a 16-bit stream id, at most {} flows (or "
                                      "--no-signature)",
-                                     nflows, packet::kMaxSignedFlows));
+                                     streams.empty() ? "--flows" : "the streams' flows add up to", mix_flows(),
+                                     packet::kMaxSignedFlows));
     if (signed_frames() && rx_enabled() && !tx_enabled() && !nonce_given)
         throw UsageError("a receive-only run must know the sender's run nonce to recognise its frames: pass "
                          "--nonce N (the sender prints it, or set the same --nonce on both), or --no-signature");
@@ -169,14 +183,53 @@ void RunSpec::validate() const {
         throw UsageError("--max-rate-error judges the offered rate against a --rate: give one");
     if (trials < 1) throw UsageError("--trials must be at least 1");
     check_rates(spec_ceiling(line_rate_bps, tx.size()), false);
-    if (pattern.kind != Pattern::Kind::cbr && !rate.limited())
-        throw UsageError(fmt::format("--pattern {} spaces departures at a --rate: give one", pattern.str()));
     if (trials > 1 && !tx_enabled()) throw UsageError("--trials needs a --tx port: each trial sends");
     if (!capture_path.empty() && !captures_sent() && !rx_enabled())
         throw UsageError("--capture keeps received frames: give an --rx port (or --capture-filter sent)");
     if (!capture_path.empty() && captures_sent() && !tx_enabled())
         throw UsageError("--capture-filter sent keeps sent frames: give a --tx port");
     validate_procedure();
+}
+
+void RunSpec::validate_stream(const StreamSpec& st) const {
+    // Messages name the option when the command line's options describe the one stream.
+    const std::string who = streams.empty() ? "" : fmt::format("stream {}: ", st.name);
+    const auto& f = st.frame;
+    if (!st.replay) {
+        // Frame consistency (sizes, families, VLAN) is checked by building it once, at both ends.
+        (void)packet::build_frame(f);
+        auto big = f;
+        big.frame_size = st.size.largest();
+        (void)packet::build_frame(big);
+    }
+    if (!force && !st.replay) {
+        if (!packet::in_benchmark_range(f.dst_ip))
+            throw UsageError(fmt::format(
+                "{}--dst-ip {} is outside the benchmarking ranges 198.18.0.0/15 and 2001:2::/48; "
+                "pass --force to send there anyway",
+                who, f.dst_ip.str()));
+        if (f.dst_mac.is_multicast())
+            throw UsageError(fmt::format("{}--dst-mac {} is a multicast/broadcast address; pass --force to use it",
+                                         who, f.dst_mac.str()));
+    }
+    if (!st.replay && f.src_mac.is_multicast())
+        throw UsageError(fmt::format("{}--src-mac {} is a multicast address", who, f.src_mac.str()));
+    if (st.replay) return;
+    const uint32_t nflows = stream_flows(st);
+    (void)flow::make_flows(f, nflows, nflows > 1 ? st.vary : 0);
+    // Every destination the flows walk through, not only the first, stays in the ranges.
+    if (!force && nflows > 1 && (st.vary & flow::vary_dst_ip) && !packet::in_benchmark_range(f.dst_ip.plus(nflows - 1)))
+        throw UsageError(fmt::format("{}--flows {} with --vary dst-ip walk from {} to {}, outside the benchmarking "
+                                     "ranges 198.18.0.0/15 and 2001:2::/48; pass --force to send there anyway",
+                                     who, nflows, f.dst_ip.str(), f.dst_ip.plus(nflows - 1).str()));
+    if (signature && packet::sig_layout(f).level != packet::SigLevel::none && tx_enabled() &&
+        nflows < stream_queues(st))
+        throw UsageError(fmt::format("{}--flows {} is fewer than the {} TX queues: with signatures every queue needs "
+                                     "flows of its own (each flow is one sequence-numbered stream)",
+                                     who, nflows, stream_queues(st)));
+    const bool paced = st.rate ? st.rate->limited() : rate.limited();
+    if (st.pattern.kind != Pattern::Kind::cbr && !paced)
+        throw UsageError(fmt::format("{}--pattern {} spaces departures at a --rate: give one", who, st.pattern.str()));
 }
 
 void RunSpec::validate_procedure() const {

@@ -18,6 +18,8 @@
 #include "spec/parse.h"
 #include "spec/procedure_spec.h"
 #include "spec/rate.h"
+#include "spec/size_spec.h"
+#include "spec/stream_spec.h"
 
 namespace lr::spec {
 
@@ -54,19 +56,10 @@ struct AfxdpSettings {
     TxEngine tx_engine = TxEngine::auto_mode;  // socket (AF_XDP), live (XDP live frames, in the kernel) or auto
 };
 
-// How departures are spaced: constant bit rate, bursts of N back-to-back frames with the
-// gap that keeps the average, or exponential inter-departure times (seeded).
-struct Pattern {
-    enum class Kind { cbr, burst, poisson };
-    Kind kind = Kind::cbr;
-    uint32_t burst = 1;  // frames per burst (Kind::burst)
-    std::string str() const;
-};
-Pattern parse_pattern(std::string_view s, std::string_view what);
 
 // What one trial sends. Everything else is fixed for the session.
 struct TrialSpec {
-    unsigned frame_size = 64;        // incl. FCS
+    unsigned frame_size = 64;        // incl. FCS; 0: the streams' own sizes (a stream mix)
     std::optional<uint64_t> count;   // total packets to send (TX) or to await (RX-only)
     RateSpec rate;                   // total TX rate over all queues; max = as fast as possible
     double duration_s = 10.0;        // TX time limit; the whole trial's limit when RX-only
@@ -80,7 +73,10 @@ struct RunSpec {
     DpdkSettings dpdk;
     AfxdpSettings afxdp;
 
-    packet::FrameSpec frame;  // base frame; flows vary it
+    packet::FrameSpec frame;  // base frame; flows vary it (frame_size: the smallest of `size`)
+    SizeSpec size = SizeSpec::fixed_size(64);  // --size: one size or a distribution
+    std::vector<StreamSpec> streams;  // --stream: the streams; empty: the options above describe the one stream
+    std::vector<std::string> notes;   // what the spec changed from what was asked (sizes raised), reported per trial
     uint32_t flows = 0;       // 0 = one flow per TX queue
     bool signature = true;    // sign every frame that has room (sequence, timestamp)
     uint32_t nonce = 0;       // run identity: signature (low 16 bits) and IP header (high 16)
@@ -115,7 +111,7 @@ struct RunSpec {
     uint32_t effective_mbufs() const { return dpdk.mbufs ? dpdk.mbufs : std::max(kMinMbufs, 4 * ring_size() - 1); }
     // The largest frame any trial of the session sends (pool buffers, MTU); 0 = frame size.
     unsigned max_frame_size = 0;
-    unsigned session_max_frame() const { return std::max(max_frame_size, frame.frame_size); }
+    unsigned session_max_frame() const;
 
     Thresholds thresholds;  // what the verdict judges (--max-loss needs TX and RX in this process)
     ProcedureSpec procedure;  // run, or the procedure and its settings
@@ -137,11 +133,19 @@ struct RunSpec {
     uint32_t tx_queue_total() const;
     uint32_t rx_queue_total() const;
     uint32_t effective_flows() const { return flows ? flows : std::max(1u, tx_queue_total()); }
-    // What the run's frames carry: none when --no-signature or the frame has no room.
-    packet::SigLevel sig_level() const {
-        return signature ? packet::sig_layout(frame).level : packet::SigLevel::none;
-    }
-    bool signed_frames() const { return sig_level() != packet::SigLevel::none; }
+    // The TX queues a stream leaves by: those of its ports (every --tx port when it names none).
+    uint32_t stream_queues(const StreamSpec& st) const;
+    // A stream's flows, each a signed stream id of its own: flows=, else one per queue it leaves by.
+    uint32_t stream_flows(const StreamSpec& st) const { return st.flows ? st.flows : std::max(1u, stream_queues(st)); }
+    // Signed stream ids over the whole mix (stream by stream, flow by flow).
+    uint32_t mix_flows() const;
+    // What a stream's frames carry: none when --no-signature or one of its frames has no room
+    // (a stream is measured whole or not at all); its smallest frame's level otherwise.
+    packet::SigLevel stream_sig_level(const StreamSpec& st) const;
+    // What every frame of the run carries: the least of the streams' levels.
+    packet::SigLevel sig_level() const;
+    // Some stream is signed: receivers classify frames by their signatures.
+    bool signed_frames() const;
     // Receivers measure latency per interval: user-space RX of signed frames (the XDP sink
     // and the reflector measure none).
     bool live_latency() const {
@@ -149,12 +153,21 @@ struct RunSpec {
     }
     // Streams the receiver tracks: one per flow (stream id = flow index). An RX-only run does
     // not know the sender's flow count unless --flows is given: it tracks up to kSinkMaxStreams.
-    uint32_t rx_streams() const { return tx_enabled() || flows ? effective_flows() : kSinkMaxStreams; }
+    uint32_t rx_streams() const {
+        return tx_enabled() || flows || !streams.empty() ? mix_flows() : kSinkMaxStreams;
+    }
     // Request/response and reflector: one worker serves a queue's TX and RX.
     bool paired() const { return reflect || outstanding > 0; }
 
+    // The streams every trial sends: --stream's, or one made of the frame options (the whole
+    // --rate and --count are its own).
+    std::vector<StreamSpec> mix() const;
+    // One stream of one fixed size: the sender writes its frames once, before the trial (the
+    // fastest path); anything else is composed frame by frame.
+    bool single_fixed_stream() const { return streams.empty() && !size.varies(); }
+
     // The first (for `run`, the only) trial.
-    TrialSpec trial() const { return {frame.frame_size, count, rate, duration_s}; }
+    TrialSpec trial() const { return {single_fixed_stream() ? frame.frame_size : 0, count, rate, duration_s}; }
     // This spec with the trial's values in place (frame size, count, rate, duration).
     RunSpec with_trial(const TrialSpec& t) const;
 
@@ -168,6 +181,7 @@ struct RunSpec {
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;
     void validate_procedure() const;  // part of validate(): what the procedure needs
+    void validate_stream(const StreamSpec& st) const;  // part of validate(): one stream of the mix
 };
 
 }  // namespace lr::spec
