@@ -92,35 +92,40 @@ SigLayout sig_layout(const FrameSpec& s) {
 
 void sig_init(std::vector<uint8_t>& f, const SigLayout& l, uint32_t nonce, uint16_t stream) {
     if (l.level == SigLevel::none) return;
+    sig_init(f.data(), f.size() - l.l4_off, l, nonce, stream);
+}
+
+void sig_init(uint8_t* f, size_t l4_len, const SigLayout& l, uint32_t nonce, uint16_t stream) {
+    if (l.level == SigLevel::none) return;
     // The nonce's high half goes into the IP header (lr_wire.h), then the IPv4 checksum again.
-    uint8_t* ip = f.data() + l.ip_off;
+    uint8_t* ip = f + l.ip_off;
     const auto hi = static_cast<uint16_t>(nonce >> 16);
     if (l.v6) {
-        wr16(ip + LR_IP6_ID_HI, hi);  // flow label bits 0-15; bits 16-19 stay 0
+        wr16(ip + LR_IP6_ID_HI, hi);  // flow label bits 0-15; bits 16-19 left as they are (0 in built frames)
     } else {
         wr16(ip + LR_IP4_ID_HI, hi);
         wr16(ip + 10, 0);
         wr16(ip + 10, inet_checksum(ip, 20));
     }
     nonce &= 0xffff;
-    uint8_t* l4 = f.data() + l.l4_off;
+    uint8_t* l4 = f + l.l4_off;
     if (l.tcp) {
         wr16(l4 + LR_TCP_MAGIC, kSigMagic);
         wr16(l4 + LR_TCP_NONCE, nonce);
         wr16(l4 + LR_TCP_STREAM, stream);
         std::memset(l4 + LR_TCP_SEQ, 0, 4);
     } else {
-        wr16(f.data() + l.seq_off - LR_UDP_SEQ + LR_UDP_MAGIC, kSigMagic);
-        std::memset(f.data() + l.seq_off, 0, 6);
-        wr16(f.data() + l.id_off, nonce);
-        wr16(f.data() + l.id_off + 2, stream);
+        wr16(f + l.seq_off - LR_UDP_SEQ + LR_UDP_MAGIC, kSigMagic);
+        std::memset(f + l.seq_off, 0, 6);
+        wr16(f + l.id_off, nonce);
+        wr16(f + l.id_off + 2, stream);
     }
-    if (l.level == SigLevel::seq_ts) std::memset(f.data() + l.ts_off, 0, kTs);
+    if (l.level == SigLevel::seq_ts) std::memset(f + l.ts_off, 0, kTs);
     // Recompute the L4 checksum from scratch once.
-    wr16(f.data() + l.csum_off, 0);
-    uint16_t c = csum_fold(l4_sum(f.data() + l.ip_off, l.v6, l4, f.size() - l.l4_off, l.tcp ? 6 : 17));
+    wr16(f + l.csum_off, 0);
+    uint16_t c = csum_fold(l4_sum(f + l.ip_off, l.v6, l4, l4_len, l.tcp ? 6 : 17));
     if (!l.tcp && c == 0) c = 0xffff;
-    wr16(f.data() + l.csum_off, c);
+    wr16(f + l.csum_off, c);
 }
 
 void sig_stamp(uint8_t* f, const SigLayout& l, uint64_t seq, uint64_t ts_ns) {

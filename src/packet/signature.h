@@ -50,6 +50,10 @@ SigLayout sig_layout(const FrameSpec& s);
 // Writes magic, nonce and stream id into a built frame (once per template) and recomputes
 // the L4 checksum. Sequence and timestamp start at zero.
 void sig_init(std::vector<uint8_t>& frame, const SigLayout& l, uint32_t nonce, uint16_t stream);
+// The same for a frame whose L4 segment (header and payload) is `l4_len` bytes from l.l4_off,
+// which the caller has checked lie inside the frame; bytes after it (Ethernet padding after a
+// short datagram) are not part of the checksum and are left alone.
+void sig_init(uint8_t* frame, size_t l4_len, const SigLayout& l, uint32_t nonce, uint16_t stream);
 
 // Stream id of a frame signed with layout `l` (a frame we built: no bounds checks needed).
 inline uint16_t sig_stream(const uint8_t* f, const SigLayout& l) {

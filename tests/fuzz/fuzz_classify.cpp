@@ -1,10 +1,12 @@
 // libFuzzer target: the receive-side parsers must never read or write outside the frame,
-// whatever arrives. Run with ASan and UBSan (tests/fuzz/meson.build).
+// whatever arrives, and signing a replayed frame (sign_frame) either makes it one of ours or
+// leaves it byte-identical. Run with ASan and UBSan (tests/fuzz/meson.build).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 
+#include "packet/sig_frame.h"
 #include "packet/signature.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -15,5 +17,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto r = lr::packet::sig_classify(buf.get(), size, nonce, 1 + (size % 64));
     if (r.cls == lr::packet::FrameClass::ours && r.stream >= 1 + (size % 64)) __builtin_trap();
     lr::packet::reflect_swap(buf.get(), size);
+
+    // Signing the input as a replayed frame, with a run nonce and stream from its first bytes.
+    const uint32_t run = size >= 4 ? static_cast<uint32_t>(data[0] << 24 | data[1] << 16 | data[2] << 8 | data[3]) : 0;
+    const auto stream = static_cast<uint16_t>(size % 1000);
+    if (size) std::memcpy(buf.get(), data, size);
+    const auto l = lr::packet::sign_frame(buf.get(), size, run, stream);
+    if (l.level == lr::packet::SigLevel::none) {
+        if (size && std::memcmp(buf.get(), data, size) != 0) __builtin_trap();  // unsigned: untouched
+        return 0;
+    }
+    auto s = lr::packet::sig_classify(buf.get(), size, run, stream + 1u);
+    if (s.cls != lr::packet::FrameClass::ours || s.stream != stream || s.seq != 0) __builtin_trap();
+    if (s.has_ts != (l.level == lr::packet::SigLevel::seq_ts)) __builtin_trap();
+    const uint64_t seq = 0x8000'0000'0001 ^ size, ts = 0x1234'5678'9abc ^ size;
+    lr::packet::sig_stamp(buf.get(), l, seq, ts);
+    s = lr::packet::sig_classify(buf.get(), size, run, stream + 1u);
+    if (s.cls != lr::packet::FrameClass::ours || s.seq != seq || (s.has_ts && s.ts_ns != ts)) __builtin_trap();
     return 0;
 }
