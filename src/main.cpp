@@ -37,8 +37,9 @@ int main(int argc, char** argv) {
     auto* version = app.add_subcommand("version", "Print the version");
     std::string options_of = "run";
     auto* options = app.add_subcommand("options", "Print the option reference of a command as Markdown (docs/usage.md)");
-    options->add_option("command", options_of, "run, reflect or procedures (the options only the procedures take)")
-        ->check(CLI::IsMember({"run", "reflect", "procedures"}));
+    options->add_option("command", options_of,
+                        "run, reflect, procedures (the options only the procedures take) or stream (the keys of --stream)")
+        ->check(CLI::IsMember({"run", "reflect", "procedures", "stream"}));
 
     try {
         app.parse(argc, argv);
@@ -50,6 +51,10 @@ int main(int argc, char** argv) {
     try {
         if (version->parsed()) {
             fmt::print("linerate {}\n", LINERATE_VERSION);
+            return 0;
+        }
+        if (options->parsed() && options_of == "stream") {
+            fmt::print("{}", lr::spec::stream_keys_markdown());
             return 0;
         }
         if (options->parsed()) {

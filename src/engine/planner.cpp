@@ -1,5 +1,7 @@
 #include "engine/planner.h"
 
+#include "engine/program_builder.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -64,7 +66,7 @@ CounterSlots plan_counters(const backend::SessionLayout& layout) {
 
 TrialOutputs::TrialOutputs(size_t slots)
     : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots), departures(slots),
-      tx_captures(slots) {}
+      tx_captures(slots), shares_sent(slots), programs(slots), tx_pps(slots, 0) {}
 
 std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const backend::SessionLayout& layout,
                                                const CounterSlots& slots, TrialOutputs& out,
@@ -76,6 +78,18 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
     const uint32_t ntxq = spec.tx_queue_total();
     const bool oversubscribed = util::allowed_cpus().size() < layout.workers.size() + 1;
     const bool live = spec.live_latency();
+    // Streams: every sending queue gets a program unless one fixed-size stream (the frames
+    // written into the buffers once) is all the run sends.
+    TxPrograms progs;
+    if (!spec.single_fixed_stream()) {
+        std::vector<SendingQueue> q;
+        for (size_t i = 0; i < layout.workers.size(); ++i)
+            if (slots.tx_slot[i] >= 0 && layout.workers[i].role == Role::tx)
+                q.push_back({layout.workers[i].port, layout.workers[i].queue});
+        progs = build_programs(spec, q);
+        out.first_flow = progs.first_flow;
+    }
+    size_t prog_at = 0;
     std::vector<worker::WorkerConfig> ws;
     uint32_t txi = 0;  // index among the sending queues: flows and the count are split over them
     for (size_t i = 0; i < layout.workers.size(); ++i) {
@@ -97,7 +111,23 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             t.wire_bytes = spec.frame.frame_size;
             t.sign = sign;
             t.layout = layout_sig;
-            if (slot.role != Role::reflect) {  // a reflector sends only what it received
+            if (slot.role == Role::tx && !progs.queues.empty()) {
+                const size_t k = static_cast<size_t>(slots.tx_slot[i]);
+                t.program = progs.queues[prog_at];
+                out.programs[k] = t.program;
+                out.tx_pps[k] = progs.queue_pps[prog_at++];
+                t.shares_sent = &out.shares_sent[k];
+                // The buffers start zeroed; every frame then writes its template's bytes.
+                t.templates = {std::vector<uint8_t>(progs.max_len, 0)};
+                t.frame_len = progs.max_len;
+                t.wire_bytes = progs.max_len + packet::kFcsLen;
+                for (const auto& sh : t.program->shares)
+                    for (uint32_t f = 0; f < sh.flows; ++f)
+                        t.streams.push_back(t.program->templates[sh.templates[f]].sig_id);
+                if (std::any_of(t.program->shares.begin(), t.program->shares.end(),
+                                [](const worker::StreamShare& sh) { return sh.pacing.pps > 0; }))
+                    w.nice = spec.sender_nice;
+            } else if (slot.role != Role::reflect) {  // a reflector sends only what it received
                 for (uint32_t f : flow::flows_for_queue(nflows, txi, ntxq)) {
                     t.streams.push_back(static_cast<uint16_t>(f));
                     t.templates.push_back(packet::build_frame(flows[f]));
@@ -113,6 +143,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
                 t.pacing.max_burst = t.burst;
                 t.pacing.catch_up_ns = static_cast<uint64_t>(spec.catch_up_s * 1e9);
                 if (t.pacing.pps > 0) w.nice = spec.sender_nice;
+                out.tx_pps[static_cast<size_t>(slots.tx_slot[i])] = t.pacing.pps;
             }
             t.sent_per_stream = &out.tx_sent[static_cast<size_t>(slots.tx_slot[i])];
             t.departures = &out.departures[static_cast<size_t>(slots.tx_slot[i])];

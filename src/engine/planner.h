@@ -35,6 +35,12 @@ struct TrialOutputs {
     std::vector<stats::RxResult> rx_results;           // per counter slot (RX slots)
     std::vector<stats::GapStats> departures;           // per counter slot (TX slots)
     std::vector<stats::FrameCapture> tx_captures;      // per counter slot (TX slots): --capture-filter sent
+    // Streams (queues that carry a TxProgram): per counter slot (TX slots) what each stream
+    // share sent, the programs, and each TX slot's paced rate.
+    std::vector<std::vector<worker::ShareSent>> shares_sent;
+    std::vector<std::shared_ptr<const worker::TxProgram>> programs;
+    std::vector<double> tx_pps;
+    std::vector<uint32_t> first_flow;  // per stream of the mix: its first signed stream id
     explicit TrialOutputs(size_t slots);
 };
 

@@ -7,6 +7,8 @@
 
 #include "engine/controller.h"
 #include "engine/interrupt.h"
+#include "engine/replay_load.h"
+#include "spec/stream_rates.h"
 #include "stats/tsc_clock.h"
 #include "util/error.h"
 #include "util/privileges.h"
@@ -16,6 +18,8 @@ namespace lr::engine {
 Session::Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec)
     : spec_(spec), be_(std::move(be)), layout_(plan_layout(spec_)), slots_(plan_counters(layout_)) {
     clear_interrupt();
+    load_replays(spec_);  // a capture's bad record is refused before any port is touched
+    spec_.validate();
     if (!spec_.capture_path.empty()) capture_ = std::make_unique<PcapWriter>(spec_.capture_path, spec_.capture_count);
     try {
         be_->open(spec_, layout_);
@@ -60,6 +64,12 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     last_trial_end_ = std::chrono::steady_clock::now();
     sink.trial_finished(r);
     return r;
+}
+
+double Session::rate_pps(const spec::TrialSpec& t) const {
+    if (spec_.single_fixed_stream()) return spec::to_pps(t.rate, t.frame_size, line_rate_bps());
+    auto s = spec_.with_trial(t);
+    return spec::total_pps(spec::stream_rates(s, line_rate_bps()));
 }
 
 double Session::line_rate_bps() const {

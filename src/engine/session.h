@@ -52,7 +52,8 @@ public:
     spec::RateCeiling rate_ceiling() const;
     // `t`'s rate in packets/s for its frame size (0: as fast as possible). Throws UsageError
     // for a percentage without a known line rate, or a rate above it.
-    double rate_pps(const spec::TrialSpec& t) const { return spec::to_pps(t.rate, t.frame_size, line_rate_bps()); }
+    // A stream mix: the sum of its paced streams' rates (0 when none is paced).
+    double rate_pps(const spec::TrialSpec& t) const;
     const std::vector<backend::PortInfo>& ports() const { return be_->ports(); }
     // Host, linerate and backend facts for the report's "environment".
     nlohmann::json environment() const;

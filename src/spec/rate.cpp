@@ -115,7 +115,7 @@ RateCeiling spec_ceiling(double line_rate_bps, size_t tx_ports) {
             false};
 }
 
-double to_pps(const RateSpec& r, std::string_view what, unsigned frame_size, const RateCeiling& c) {
+double to_pps(const RateSpec& r, std::string_view what, double frame_size, const RateCeiling& c) {
     double pps = 0;
     switch (r.unit) {
         case RateSpec::Unit::max: return 0;
@@ -131,13 +131,13 @@ double to_pps(const RateSpec& r, std::string_view what, unsigned frame_size, con
             break;
     }
     if (c.bps > 0 && pps > line_rate_pps(c.bps, frame_size) * (1 + 1e-9))
-        throw UsageError(fmt::format("{} {} asks {} of {}-byte frames: {} % of {}", what, r.quoted(), format_pps(pps),
+        throw UsageError(fmt::format("{} {} asks {} of {:.6g}-byte frames: {} % of {}", what, r.quoted(), format_pps(pps),
                                      frame_size, percent_number(100.0 * pps / line_rate_pps(c.bps, frame_size)),
                                      c.source));
     return pps;
 }
 
-double to_pps(const RateSpec& r, unsigned frame_size, double line_bps) {
+double to_pps(const RateSpec& r, double frame_size, double line_bps) {
     RateCeiling c;
     if (line_bps > 0) c = {line_bps, fmt::format("the {} line rate", format_bps(line_bps)), true};
     return to_pps(r, "--rate", frame_size, c);

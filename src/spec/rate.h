@@ -47,18 +47,19 @@ double parse_bits_per_second(std::string_view s, std::string_view what);
 
 // Bits per second on the wire at L1 and L2 for `pps` frames of `frame_size` bytes (FCS
 // included): L1 adds 20 bytes per frame (preamble 7, SFD 1, inter-frame gap 12).
-inline double l1_bps(double pps, unsigned frame_size) { return pps * (frame_size + 20.0) * 8.0; }
-inline double l2_bps(double pps, unsigned frame_size) { return pps * frame_size * 8.0; }
+// Sizes may be a mix's mean frame size.
+inline double l1_bps(double pps, double frame_size) { return pps * (frame_size + 20.0) * 8.0; }
+inline double l2_bps(double pps, double frame_size) { return pps * frame_size * 8.0; }
 // The most frames of `frame_size` bytes a link of `line_bps` (L1) carries per second.
-inline double line_rate_pps(double line_bps, unsigned frame_size) { return line_bps / ((frame_size + 20.0) * 8.0); }
+inline double line_rate_pps(double line_bps, double frame_size) { return line_bps / ((frame_size + 20.0) * 8.0); }
 
 // The packet rate of `r` for frames of `frame_size` bytes on links of `line_bps` in all (L1;
 // 0: unknown): 0 for max. Throws UsageError for a percentage without a line rate, and for a
 // rate above the line rate when it is known.
-double to_pps(const RateSpec& r, unsigned frame_size, double line_bps);
+double to_pps(const RateSpec& r, double frame_size, double line_bps);
 // The same against a ceiling that says where it comes from; `what` names the option
 // ("--rate"). Throws UsageError quoting the value as typed, the ceiling and its source.
-double to_pps(const RateSpec& r, std::string_view what, unsigned frame_size, const RateCeiling& c);
+double to_pps(const RateSpec& r, std::string_view what, double frame_size, const RateCeiling& c);
 
 // "1.488 Mpps = 1.000 Gbit/s L1 = 0.762 Gbit/s L2 = 10.0 % of 10 Gbit/s" (the last part only
 // with a known line rate).

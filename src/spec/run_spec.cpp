@@ -35,6 +35,16 @@ uint32_t RunSpec::stream_queues(const StreamSpec& st) const {
     return n;
 }
 
+uint32_t RunSpec::stream_flows(const StreamSpec& st) const {
+    if (st.replay) {
+        uint32_t ports = 0;
+        for (const auto& p : tx)
+            ports += st.ports.empty() || std::find(st.ports.begin(), st.ports.end(), p.port) != st.ports.end();
+        return std::max(1u, ports);
+    }
+    return st.flows ? st.flows : std::max(1u, stream_queues(st));
+}
+
 uint32_t RunSpec::mix_flows() const {
     if (streams.empty()) return effective_flows();
     uint32_t n = 0;
@@ -106,6 +116,16 @@ void RunSpec::check_rates(const RateCeiling& c, bool percent_needs_line_rate) co
         if (r->unit == RateSpec::Unit::percent && !c.line_rate && !percent_needs_line_rate) continue;
         for (unsigned size : frame_sizes()) (void)to_pps(*r, what, size, c);
     }
+    // Streams with rates of their own: each within the ceiling, and all of them together.
+    double l1 = 0;
+    for (const auto& st : streams) {
+        if (!st.rate || !st.rate->limited() || (st.replay && !st.replay->frames)) continue;
+        if (st.rate->unit == RateSpec::Unit::percent && !c.line_rate && !percent_needs_line_rate) continue;
+        const double mean = st.replay ? static_cast<double>(st.replay->max_frame) : st.size.mean();
+        l1 += l1_bps(to_pps(*st.rate, fmt::format("stream {}: rate", st.name), mean, c), mean);
+    }
+    if (c.bps > 0 && l1 > c.bps * (1 + 1e-9))
+        throw UsageError(fmt::format("the streams' rates add up to {} at L1, more than {}", format_bps(l1), c.source));
 }
 
 void RunSpec::validate() const {

@@ -136,7 +136,8 @@ struct RunSpec {
     // The TX queues a stream leaves by: those of its ports (every --tx port when it names none).
     uint32_t stream_queues(const StreamSpec& st) const;
     // A stream's flows, each a signed stream id of its own: flows=, else one per queue it leaves by.
-    uint32_t stream_flows(const StreamSpec& st) const { return st.flows ? st.flows : std::max(1u, stream_queues(st)); }
+    // A replay: one per port it leaves by (each port sends the whole capture).
+    uint32_t stream_flows(const StreamSpec& st) const;
     // Signed stream ids over the whole mix (stream by stream, flow by flow).
     uint32_t mix_flows() const;
     // What a stream's frames carry: none when --no-signature or one of its frames has no room

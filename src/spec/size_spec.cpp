@@ -124,6 +124,31 @@ std::vector<uint64_t> SizeSpec::period_counts() const {
     return c;
 }
 
+std::vector<uint16_t> SizeSpec::period(uint64_t seed) const {
+    std::vector<uint16_t> v;
+    if (kind == Kind::fixed || kind == Kind::random) return v;
+    const auto asc = sizes();
+    const auto counts = period_counts();
+    if (kind == Kind::increment) {
+        for (size_t i = 0; i < asc.size(); ++i) v.push_back(static_cast<uint16_t>(i));
+        return v;
+    }
+    for (size_t w = 0; w < weights.size(); ++w) {
+        const auto idx = static_cast<uint16_t>(std::find(asc.begin(), asc.end(), weights[w].first) - asc.begin());
+        v.insert(v.end(), counts[w], idx);
+    }
+    // Fisher-Yates over xorshift64*: the same seed, the same order.
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    for (size_t i = v.size(); i > 1; --i) {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        const uint64_t r = (x * 0x2545F4914F6CDD1Dull) % i;
+        std::swap(v[i - 1], v[r]);
+    }
+    return v;
+}
+
 std::string SizeSpec::str() const {
     if (!name.empty()) return name;
     switch (kind) {
@@ -138,10 +163,10 @@ std::string SizeSpec::str() const {
 }
 
 SizeSpec SizeSpec::at_least(unsigned min, std::string_view what, std::string& note) const {
-    if (smallest() >= min) return *this;
-    if (name.empty())
-        throw_invalid(what, typed.empty() ? str() : typed,
-                      fmt::format("{} bytes is smaller than this frame kind's smallest ({} bytes)", smallest(), min));
+    (void)what;
+    // Only a predefined distribution's sizes are raised; any other size below the kind's
+    // smallest is refused when its frame is built.
+    if (smallest() >= min || name.empty()) return *this;
     SizeSpec r = *this;
     r.weights.clear();
     std::vector<unsigned> raised;
@@ -206,7 +231,7 @@ SizeSpec parse_size_spec(std::string_view s, std::string_view what) {
         if (r.hi <= r.lo) throw_invalid(what, s, "an increment needs LO below HI");
         return r;
     }
-    const unsigned size = parse_size(s, what, s);
+    const auto size = static_cast<unsigned>(parse_uint(s, what, packet::kMinFrame, packet::kMaxFrame));
     r = SizeSpec::fixed_size(size);
     r.typed = std::string(s);
     return r;

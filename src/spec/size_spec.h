@@ -35,11 +35,15 @@ struct SizeSpec {
     // The whole number of frames of each size in one period (weights reduced by their common
     // divisor), in the order of `weights`; fixed: {1}; increment: one each. Random: empty.
     std::vector<uint64_t> period_counts() const;
+    // The order frames take the sizes in over one period, as indexes into sizes(): every size
+    // exactly period_counts() times, shuffled from `seed` (so no size comes in trains);
+    // increments in ascending order. Empty for one size and for random sizes.
+    std::vector<uint16_t> period(uint64_t seed) const;
     // "64", "imix", "64:7/570:4/1518:1", "64:1518:+2", "64..1518".
     std::string str() const;
     // A predefined distribution with sizes below `min` (a frame kind's smallest): those sizes
-    // become `min` (weights of sizes that meet there add up), and `note` says so. Any other
-    // size below `min` is refused (UsageError naming `what`).
+    // become `min` (weights of sizes that meet there add up), and `note` says so. Other sizes
+    // are left as given (a frame too small for its kind is refused when it is built).
     SizeSpec at_least(unsigned min, std::string_view what, std::string& note) const;
 };
 

@@ -188,7 +188,7 @@ nlohmann::json streams_json(const RunSpec& s) {
         J j = {{"name", st.name},
                {"size", st.replay ? J(nullptr) : J(st.size.str())},
                {"mean_size", st.replay ? J(nullptr) : J(st.size.mean())},
-               {"flows", st.flows},
+               {"flows", s.stream_flows(st)},
                {"vary", flow::vary_str(st.vary)},
                {"rate", st.rate ? J(st.rate->str()) : J(nullptr)},
                {"share", st.share ? J(*st.share) : J(nullptr)},

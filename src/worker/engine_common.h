@@ -1,8 +1,11 @@
 // What every queue engine's loop shares: the stop flag, the poll counter the watchdog
 // watches, yielding the core when there is nothing to do, and the worker's state.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <sched.h>
+#include <time.h>
 
 #include "stats/counters.h"
 #include "util/cpus.h"
@@ -10,6 +13,28 @@
 #include "worker/worker_config.h"
 
 namespace lr::worker {
+
+namespace detail {
+// Nothing is due for `wait_ns`: sleep until shortly before the departure, then spin. A wait
+// longer than kSleepAboveNs sleeps until kWakeEarlyNs before the due time (in slices of at
+// most 10 ms, so a stop is seen); a shorter one spins, or yields when the worker shares its
+// core. A wake-up later than planned is a stall the pacer makes up for (worker/pacer.h).
+inline constexpr int64_t kWakeEarlyNs = 100'000, kSleepAboveNs = 150'000;
+inline void wait_for_departure(int64_t wait_ns, bool shares_core) {
+    if (wait_ns > kSleepAboveNs) {
+        const int64_t ns = std::min<int64_t>(wait_ns - kWakeEarlyNs, 10'000'000);
+        const timespec ts{0, static_cast<long>(ns)};
+        nanosleep(&ts, nullptr);
+    } else if (shares_core) {
+        sched_yield();
+    } else {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
+}  // namespace detail
 
 class LoopFrame {
 public:
@@ -27,6 +52,14 @@ private:
     uint64_t polls_ = 0;
 };
 
+inline void publish_pacing_record(stats::QueueCounters& c, const PacingRecord& r) {
+    stats::publish(c.tx_skipped, r.skipped);
+    stats::publish(c.tx_behind_ns, r.behind_ns);
+    stats::publish(c.tx_stalls, r.stalls);
+    stats::publish(c.tx_longest_stall_ns, r.longest_stall_ns);
+    stats::publish(c.tx_catch_up_max, r.largest_catch_up);
+}
+
 // A paced worker's schedule record into its counters: only when it changed (behind schedule,
 // which is rare), so a worker on schedule stores nothing for it per burst.
 class PacingPublisher {
@@ -34,12 +67,7 @@ public:
     void operator()(stats::QueueCounters& c, const Pacer& p, bool force = false) {
         if (!force && p.record_version() == seen_) return;
         seen_ = p.record_version();
-        const PacingRecord& r = p.record();
-        stats::publish(c.tx_skipped, r.skipped);
-        stats::publish(c.tx_behind_ns, r.behind_ns);
-        stats::publish(c.tx_stalls, r.stalls);
-        stats::publish(c.tx_longest_stall_ns, r.longest_stall_ns);
-        stats::publish(c.tx_catch_up_max, r.largest_catch_up);
+        publish_pacing_record(c, p.record());
     }
 
 private:

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 namespace lr::worker {
 
@@ -25,8 +26,10 @@ inline constexpr uint64_t kStallNs = 100'000;
 inline constexpr uint64_t kDefaultCatchUpNs = 20'000'000;
 
 struct PacingPlan {
-    double pps = 0;              // 0: unlimited
-    enum class Kind { cbr, burst, poisson } kind = Kind::cbr;
+    double pps = 0;              // 0: unlimited (recorded: the mean rate of `gaps`)
+    // recorded: the gaps of `gaps` in turn (a replayed capture's timing, scaled)
+    enum class Kind { cbr, burst, poisson, recorded } kind = Kind::cbr;
+    const std::vector<double>* gaps = nullptr;  // recorded: ns from each departure to the next
     uint32_t burst = 1;          // frames per burst (Kind::burst)
     uint64_t seed = 1;           // Kind::poisson
     uint32_t max_burst = 64;     // the engine's burst: the least lateness it always makes up for
@@ -78,6 +81,10 @@ public:
                     ++n;
                     next_ += exponential_gap();
                     break;
+                case PacingPlan::Kind::recorded:
+                    ++n;
+                    next_ += recorded_gap();
+                    break;
             }
         }
         if (stalled_ && next_ > now) stalled_ = false;  // caught up: the next stall is a new one
@@ -116,15 +123,22 @@ private:
             next_ += k * gap_;
             return;
         }
-        while (next_ < t) {  // burst and poisson: slot by slot (rare: only after a long stall)
+        while (next_ < t) {  // the other patterns: slot by slot (rare: only after a long stall)
             ++rec_.skipped;
             if (p_.kind == PacingPlan::Kind::poisson) {
                 next_ += exponential_gap();
+            } else if (p_.kind == PacingPlan::Kind::recorded) {
+                next_ += recorded_gap();
             } else if (++in_burst_ == p_.burst) {
                 in_burst_ = 0;
                 next_ += gap_ * p_.burst;
             }
         }
+    }
+    double recorded_gap() {
+        const double g = (*p_.gaps)[gap_at_];
+        if (++gap_at_ == p_.gaps->size()) gap_at_ = 0;
+        return g;
     }
     double exponential_gap() {
         // xorshift64*: a uniform in (0, 1], then the inverse of the exponential distribution.
@@ -141,6 +155,7 @@ private:
     double window_ns_ = 0;  // lateness made up for
     double next_ = 0;
     uint32_t in_burst_ = 0;
+    size_t gap_at_ = 0;
     uint64_t rng_;
     bool stalled_ = false;
     PacingRecord rec_;

@@ -9,6 +9,9 @@
 
 namespace lr::worker {
 
+// The most frames a burst takes (every backend's burst arrays; spec::kMaxBurst, --burst).
+inline constexpr uint32_t kMaxBurstFrames = 512;
+
 // Frames taken for sending by the last acquire(): frame i's data is at base[i] + offset, for
 // i in [from, to) (an mbuf array and the data's offset in an mbuf, say).
 struct FrameSpan {
@@ -47,6 +50,11 @@ concept TxQueueOps = requires(T o, const T c, uint32_t n) {
     { c.failed() } -> std::convertible_to<bool>;          // a non-transient error ended sending
     { o.finish() } -> std::same_as<void>;                 // after stop: bounded wait for confirmations
     { o.drop_held() } -> std::same_as<void>;              // return held frames to their pool
+    // Queues that carry streams (worker/tx_streams_engine.h) size each frame and tag it with
+    // its template, and count the bytes of what the device confirmed.
+    { o.set_frame(n, uint16_t{}, n) } -> std::same_as<void>;  // fresh frame n: length (no FCS), tag
+    { o.avail(n) } -> std::convertible_to<uint32_t>;  // at most n frames acquire() surely takes now
+    { c.confirmed_bytes() } -> std::convertible_to<uint64_t>;  // FCS included
 };
 
 // RX: a burst of received frames, looked at in place, then released.

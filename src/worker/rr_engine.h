@@ -106,7 +106,7 @@ bool rr_engine(Tx& tx, Rx& rx, const WorkerConfig& w) {
     tx.finish();
     const uint64_t sent = tx.confirmed(), unconfirmed = tx.issued() - sent;
     signer.prepare_unsent();
-    if (unconfirmed) tx.for_each_unconfirmed([&](const uint8_t* f) { signer.unsent(f); });
+    if (unconfirmed) tx.for_each_unconfirmed([&](const uint8_t* f, uint16_t, uint32_t) { signer.unsent(f); });
     if (t.sent_per_stream) *t.sent_per_stream = signer.sent();
     tx.drop_held();
     publish(tc.packets, sent);

@@ -14,29 +14,11 @@
 #include "worker/pacer.h"
 #include "worker/queue_ops.h"
 #include "worker/tx_signer.h"
+#include "worker/tx_streams_engine.h"
 
 namespace lr::worker {
 
 namespace detail {
-
-// Nothing is due for `wait_ns`: sleep until shortly before the departure, then spin. A wait
-// longer than kSleepAboveNs sleeps until kWakeEarlyNs before the due time (in slices of at
-// most 10 ms, so a stop is seen); a shorter one spins, or yields when the worker shares its
-// core. A wake-up later than planned is a stall the pacer makes up for (worker/pacer.h).
-inline constexpr int64_t kWakeEarlyNs = 100'000, kSleepAboveNs = 150'000;
-inline void wait_for_departure(int64_t wait_ns, bool shares_core) {
-    if (wait_ns > kSleepAboveNs) {
-        const int64_t ns = std::min<int64_t>(wait_ns - kWakeEarlyNs, 10'000'000);
-        const timespec ts{0, static_cast<long>(ns)};
-        nanosleep(&ts, nullptr);
-    } else if (shares_core) {
-        sched_yield();
-    } else {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
-}
 
 // --capture-filter sent: the burst's frames as stamped, until the capture is full (one branch
 // per burst after that). Counted as captured when taken for sending: a frame the device then
@@ -116,7 +98,8 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
     ops.finish();
     const uint64_t sent = ops.confirmed(), unconfirmed = ops.issued() - sent;
     signer.prepare_unsent();
-    if (signer.on() && unconfirmed) ops.for_each_unconfirmed([&](const uint8_t* f) { signer.unsent(f); });
+    if (signer.on() && unconfirmed)
+        ops.for_each_unconfirmed([&](const uint8_t* f, uint16_t, uint32_t) { signer.unsent(f); });
     if (t.sent_per_stream) *t.sent_per_stream = signer.sent();
     ops.drop_held();
     publish(c.packets, sent);
@@ -132,6 +115,7 @@ bool tx_loop(Ops ops, const WorkerConfig& w) {
 // registers across the driver calls of the loop.
 template <TxQueueOps Ops>
 bool tx_engine(Ops ops, const WorkerConfig& w) {
+    if (w.tx.program) return tx_streams_loop(ops, w);
     return w.tx.count ? detail::tx_loop<true>(ops, w) : detail::tx_loop<false>(ops, w);
 }
 

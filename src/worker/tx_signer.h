@@ -23,6 +23,45 @@
 
 namespace lr::worker {
 
+// The timestamp's contribution to the L4 sum (level seq_ts), computed once per burst.
+inline uint32_t ts_sum(const packet::SigLayout& l, uint64_t ts48) {
+    return l.level == packet::SigLevel::seq_ts
+               ? static_cast<uint32_t>((ts48 >> 32) + ((ts48 >> 16) & 0xffff) + (ts48 & 0xffff))
+               : 0;
+}
+
+inline void put48(uint8_t* p, uint64_t v) {
+    const uint32_t hi = __builtin_bswap32(static_cast<uint32_t>(v >> 16));
+    const uint16_t lo = __builtin_bswap16(static_cast<uint16_t>(v));
+    std::memcpy(p, &hi, 4);
+    std::memcpy(p + 4, &lo, 2);
+}
+
+// Writes sequence `seq`, the 48-bit timestamp `ts48` (level seq_ts) and the L4 checksum into
+// a signed frame of layout `l` whose L4 words other than those two sum to `base` (one's
+// complement, unfolded) and whose timestamp words sum to `tsum` (ts_sum()).
+inline void stamp_frame(uint8_t* f, const packet::SigLayout& l, uint64_t seq, uint32_t base, uint64_t ts48,
+                        uint32_t tsum) {
+    uint32_t sum = base + tsum;
+    uint8_t* sp = f + l.seq_off;
+    if (l.seq_bits == 32) {
+        sum += static_cast<uint32_t>((seq >> 16) & 0xffff) + static_cast<uint32_t>(seq & 0xffff);
+        const uint32_t be = __builtin_bswap32(static_cast<uint32_t>(seq));
+        std::memcpy(sp, &be, 4);
+    } else {
+        sum += static_cast<uint32_t>((seq >> 32) & 0xffff) + static_cast<uint32_t>((seq >> 16) & 0xffff) +
+               static_cast<uint32_t>(seq & 0xffff);
+        put48(sp, seq);
+    }
+    if (l.level == packet::SigLevel::seq_ts) put48(f + l.ts_off, ts48);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    uint16_t c = static_cast<uint16_t>(~sum);
+    if (!l.tcp && c == 0) c = 0xffff;  // UDP: 0 means "no checksum"
+    const uint16_t be = __builtin_bswap16(c);
+    std::memcpy(f + l.csum_off, &be, 2);
+}
+
 class TxSigner {
 public:
     // templates[k]: the signed template of streams[k] (sig_init applied, sequence and
@@ -67,34 +106,14 @@ public:
     // A new burst, stamped with the worker's clock read `now_ns` (one read per burst).
     void begin_burst(uint64_t now_ns) {
         ts_ = now_ns & LR_SIG48_MASK;
-        ts_sum_ = l_.level == packet::SigLevel::seq_ts
-                      ? static_cast<uint32_t>((ts_ >> 32) + ((ts_ >> 16) & 0xffff) + (ts_ & 0xffff))
-                      : 0;
+        ts_sum_ = ts_sum(l_, ts_);
     }
 
     // Writes the next sequence of the frame's stream, the burst timestamp and the checksum.
     void stamp(uint8_t* f) {
         // One flow per queue (the default): no need to read the frame to find its stream.
         const uint32_t k = single_ ? 0 : slot(f);
-        const uint64_t seq = seqs_[k]++;
-        uint32_t sum = base_[k] + ts_sum_;
-        uint8_t* sp = f + l_.seq_off;
-        if (l_.seq_bits == 32) {
-            sum += static_cast<uint32_t>((seq >> 16) & 0xffff) + static_cast<uint32_t>(seq & 0xffff);
-            const uint32_t be = __builtin_bswap32(static_cast<uint32_t>(seq));
-            std::memcpy(sp, &be, 4);
-        } else {
-            sum += static_cast<uint32_t>((seq >> 32) & 0xffff) + static_cast<uint32_t>((seq >> 16) & 0xffff) +
-                   static_cast<uint32_t>(seq & 0xffff);
-            put48(sp, seq);
-        }
-        if (l_.level == packet::SigLevel::seq_ts) put48(f + l_.ts_off, ts_);
-        sum = (sum & 0xffff) + (sum >> 16);
-        sum = (sum & 0xffff) + (sum >> 16);
-        uint16_t c = static_cast<uint16_t>(~sum);
-        if (!l_.tcp && c == 0) c = 0xffff;  // UDP: 0 means "no checksum"
-        const uint16_t be = __builtin_bswap16(c);
-        std::memcpy(f + l_.csum_off, &be, 2);
+        stamp_frame(f, l_, seqs_[k]++, base_[k], ts_, ts_sum_);
         sum_stale_ = true;  // the burst path recomputes its running sum
     }
 
@@ -172,12 +191,6 @@ public:
     }
 
 private:
-    static void put48(uint8_t* p, uint64_t v) {
-        const uint32_t hi = __builtin_bswap32(static_cast<uint32_t>(v >> 16));
-        const uint16_t lo = __builtin_bswap16(static_cast<uint16_t>(v));
-        std::memcpy(p, &hi, 4);
-        std::memcpy(p + 4, &lo, 2);
-    }
     uint32_t slot(const uint8_t* f) const {
         const uint16_t s = packet::sig_stream(f, l_);
         return s < slot_.size() ? slot_[s] : 0;

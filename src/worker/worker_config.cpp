@@ -1,5 +1,10 @@
 #include "worker/worker_config.h"
 
+#include "spec/run_spec.h"
+#include "worker/queue_ops.h"
+
+static_assert(lr::worker::kMaxBurstFrames == lr::spec::kMaxBurst, "one limit for every burst array");
+
 namespace lr::worker {
 
 const char* role_str(Role r) {

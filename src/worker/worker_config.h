@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "stats/gaps.h"
 #include "stats/rx_measure.h"
 #include "worker/pacer.h"
+#include "worker/tx_program.h"
 
 namespace lr::worker {
 
@@ -42,6 +44,11 @@ struct TxSetup {
     std::vector<uint64_t>* sent_per_stream = nullptr;  // written once, when the worker ends
     stats::GapStats* departures = nullptr;             // written while running, read after join
     stats::FrameCapture* capture = nullptr;            // --capture-filter sent: the first frames sent
+    // Streams: set when the queue carries more than one template, sizes that vary, starts,
+    // bursts or a replay (worker/tx_streams_engine.h); then `templates` holds one zero-filled
+    // frame of the queue's largest size that the backend writes into every buffer once.
+    std::shared_ptr<const TxProgram> program;
+    std::vector<ShareSent>* shares_sent = nullptr;     // written once, when the worker ends
 };
 
 struct RxSetup {

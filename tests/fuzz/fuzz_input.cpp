@@ -12,13 +12,16 @@
 #include "spec/procedure_spec.h"
 #include "spec/profile.h"
 #include "spec/rate.h"
+#include "spec/size_spec.h"
+
+#include <nlohmann/json.hpp>
 #include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const std::string s(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 12) {
+        switch (data[0] % 14) {
             case 0: {
                 const auto p = lr::spec::parse_profile(s, "fuzz.toml");
                 (void)lr::spec::build_profile_spec(p, {});
@@ -42,6 +45,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             case 9: (void)lr::spec::parse_pattern(s, "--pattern").str(); break;
             case 10: (void)lr::spec::parse_listen(s, "--metrics"); break;
             case 11: (void)lr::spec::build_reflect_draft({{"port", {"p"}}, {"dst-ports", {s}}, {"queues", {s}}}); break;
+            case 12: {
+                const auto z = lr::spec::parse_size_spec(s, "--size");
+                (void)z.str();
+                (void)z.mean();
+                (void)z.period(size);
+                break;
+            }
+            case 13: {
+                const auto spec = lr::spec::build_run_spec({{"tx", {"p"}}, {"rx", {"q"}}, {"stream", {s}}});
+                (void)lr::spec::streams_json(spec);
+                break;
+            }
         }
     } catch (const lr::UsageError&) {
         // the expected answer to bad input

@@ -22,8 +22,8 @@ inline bool transient_send_error(int err) { return err == ENOBUFS || err == EAGA
 class XskTxOps {
 public:
     XskTxOps(XskSocket& s, uint32_t frame_len)
-        : s_(s), free_(s.free_tx()), trial_of_(s.chunk_trial()), trial_(s.trial()), umem_(s.umem()),
-          frame_len_(frame_len), comp_ring_(2 * s.config().ring) {}
+        : s_(s), free_(s.free_tx()), trial_of_(s.chunk_trial()), len_of_(s.chunk_len()), tag_of_(s.chunk_tag()),
+          trial_(s.trial()), umem_(s.umem()), frame_len_(frame_len), comp_ring_(2 * s.config().ring) {}
     void reclaim() {
         uint32_t idx = 0;
         auto& comp = s_.comp_ring();
@@ -31,11 +31,18 @@ public:
         for (uint32_t i = 0; i < n; ++i) {
             const uint64_t a = *xsk_ring_cons__comp_addr(&comp, idx + i);
             free_.push_back(a);
-            completed_ += trial_of_[a / kChunk] == trial_;  // an earlier trial's straggler is not ours
+            const bool ours = trial_of_[a / kChunk] == trial_;  // an earlier trial's straggler is not ours
+            completed_ += ours;
+            if (sized_ && ours) bytes_ += len_of_[a / kChunk] + uint64_t{packet::kFcsLen};
         }
         if (n) xsk_ring_cons__release(&comp, n);
     }
     uint32_t room(uint32_t burst) const { return burst; }
+    // Exactly what acquire() can take now: free chunks with free descriptors.
+    uint32_t avail(uint32_t burst) const {
+        const auto chunks = static_cast<uint32_t>(std::min<size_t>(burst, free_.size()));
+        return chunks ? std::min(chunks, xsk_prod_nb_free(&s_.tx_ring(), chunks)) : 0;
+    }
     worker::Acquired acquire(uint32_t n) {
         worker::Acquired a;
         if (free_.size() < n) {
@@ -45,6 +52,7 @@ public:
         uint32_t idx = 0;
         a.got = n ? xsk_ring_prod__reserve(&s_.tx_ring(), n, &idx) : 0;
         a.ring_full = a.got < n;
+        desc_idx_ = idx;
         for (uint32_t i = 0; i < a.got; ++i) {
             const uint64_t addr = free_.back();
             free_.pop_back();
@@ -59,6 +67,14 @@ public:
         return a;
     }
     worker::FrameSpan fresh() const { return {frames_, 0, 0, reserved_}; }
+    void set_frame(uint32_t i, uint16_t len, uint32_t tag) {
+        xsk_ring_prod__tx_desc(&s_.tx_ring(), desc_idx_ + i)->len = len;
+        const uint64_t k = static_cast<uint64_t>(static_cast<uint8_t*>(frames_[i]) - umem_) / kChunk;
+        len_of_[k] = len;
+        tag_of_[k] = tag;
+        sized_ = true;
+    }
+    uint64_t confirmed_bytes() const { return bytes_; }
     worker::Transmitted transmit() {
         const uint32_t n = reserved_;
         if (n) {
@@ -84,12 +100,14 @@ public:
         }
     }
     // Chunks of this trial not back on the free stack never completed: not sent.
+    // f(frame, length, tag) for each.
     template <class F>
     void for_each_unconfirmed(F&& f) const {
         std::vector<bool> is_free(s_.config().tx_chunks, false);
         for (const uint64_t a : free_) is_free[a / kChunk] = true;
         for (uint32_t k = 0; k < s_.config().tx_chunks; ++k)
-            if (!is_free[k] && trial_of_[k] == trial_) f(umem_ + static_cast<size_t>(k) * kChunk);
+            if (!is_free[k] && trial_of_[k] == trial_)
+                f(umem_ + static_cast<size_t>(k) * kChunk, len_of_[k], tag_of_[k]);
     }
     void drop_held() {}
 
@@ -104,13 +122,15 @@ private:
     XskSocket& s_;
     std::vector<uint64_t>& free_;
     std::vector<uint8_t>& trial_of_;
+    std::vector<uint16_t>& len_of_;
+    std::vector<uint32_t>& tag_of_;
     const uint8_t trial_;
     uint8_t* const umem_;
     const uint32_t frame_len_, comp_ring_;
     void* frames_[kMaxBurst];
-    uint32_t reserved_ = 0;
-    uint64_t submitted_ = 0, completed_ = 0, kick_errors_ = 0;
-    bool fatal_ = false;
+    uint32_t reserved_ = 0, desc_idx_ = 0;
+    uint64_t submitted_ = 0, completed_ = 0, kick_errors_ = 0, bytes_ = 0;
+    bool fatal_ = false, sized_ = false;
 };
 static_assert(worker::TxQueueOps<XskTxOps>);
 

@@ -97,6 +97,8 @@ XskSocket::XskSocket(const XskConfig& cfg) : cfg_(cfg), r_(new Rings) {
     free_tx_.reserve(cfg.tx_chunks);
     for (uint32_t i = cfg.tx_chunks; i-- > 0;) free_tx_.push_back(static_cast<uint64_t>(i) * kChunk);
     chunk_trial_.assign(cfg.frames, 0);
+    chunk_len_.assign(cfg.frames, 0);
+    chunk_tag_.assign(cfg.frames, 0);
     if (cfg.rx) {
         // Hand chunks to the kernel now, before the XDP program is attached, so the first
         // frames never find an empty fill ring.

@@ -54,6 +54,9 @@ public:
     // sent in. Capacity is reserved once: the hot path never allocates.
     std::vector<uint64_t>& free_tx() { return free_tx_; }
     std::vector<uint8_t>& chunk_trial() { return chunk_trial_; }
+    // Per sending chunk, for queues that carry streams: its frame's length and template.
+    std::vector<uint16_t>& chunk_len() { return chunk_len_; }
+    std::vector<uint32_t>& chunk_tag() { return chunk_tag_; }
     uint8_t trial() const { return trial_; }
     // A new trial begins: completions of earlier trials no longer count.
     void next_trial() { ++trial_; }
@@ -76,6 +79,8 @@ private:
     bool zero_copy_ = false;
     std::vector<uint64_t> free_tx_;
     std::vector<uint8_t> chunk_trial_;
+    std::vector<uint16_t> chunk_len_;
+    std::vector<uint32_t> chunk_tag_;
     uint8_t trial_ = 0;
     std::vector<std::vector<uint8_t>> loaded_;
 };

@@ -20,12 +20,20 @@ inline constexpr size_t kDataOffset = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM;
 
 // Small and copied into the engine: its scalars stay in registers in the hot loop, and only
 // the array of held mbufs (`held`, kMaxBurst long, owned by the caller) is seen by the driver.
+// A queue that carries streams sizes and tags its frames (set_frame): their lengths and tags
+// follow the held mbufs in `meta` (kMaxBurst long, owned by the caller).
+struct HeldMeta {
+    uint16_t len;
+    uint32_t tag;
+};
 class DpdkTxOps {
 public:
-    DpdkTxOps(uint16_t port, uint16_t queue, rte_mempool* pool, rte_mbuf** held)
-        : port_(port), queue_(queue), pool_(pool), pend_(held) {}
+    DpdkTxOps(uint16_t port, uint16_t queue, rte_mempool* pool, rte_mbuf** held, HeldMeta* meta)
+        : port_(port), queue_(queue), pool_(pool), pend_(held), meta_(meta) {}
     void reclaim() {}
     uint32_t room(uint32_t burst) const { return burst > npend_ ? burst - npend_ : 0; }
+    // The pool is rarely short (it holds several rings' worth): room() is what acquire() takes.
+    uint32_t avail(uint32_t burst) const { return room(burst); }
     worker::Acquired acquire(uint32_t n) {
         // Mbufs come back from the driver with data, data_len and pkt_len intact, so a raw
         // pool get hands out ready frames.
@@ -35,26 +43,41 @@ public:
         return {n, false, false};
     }
     worker::FrameSpan fresh() const { return {reinterpret_cast<void* const*>(pend_), kDataOffset, fresh_, npend_}; }
+    void set_frame(uint32_t i, uint16_t len, uint32_t tag) {
+        rte_mbuf* m = pend_[i];
+        m->data_len = len;
+        m->pkt_len = len;
+        meta_[i] = {len, tag};
+        sized_ = true;
+    }
     worker::Transmitted transmit() {
         if (!npend_) return {};
         const uint16_t n = rte_eth_tx_burst(port_, queue_, pend_, static_cast<uint16_t>(npend_));
         const bool partial = n < npend_;
+        if (sized_)
+            for (uint16_t i = 0; i < n; ++i) bytes_ += meta_[i].len + uint64_t{packet::kFcsLen};
         // Back-pressure: keep the rest and offer it again next burst (counted, and bounded
         // by the watchdog's stall limit and the stop flag).
-        if (partial && n) std::memmove(pend_, pend_ + n, (npend_ - n) * sizeof(pend_[0]));
+        if (partial && n) {
+            std::memmove(pend_, pend_ + n, (npend_ - n) * sizeof(pend_[0]));
+            if (sized_) std::memmove(meta_, meta_ + n, (npend_ - n) * sizeof(meta_[0]));
+        }
         npend_ -= n;
         sent_ += n;
         return {n, partial};
     }
+    uint64_t confirmed_bytes() const { return bytes_; }
     uint64_t issued() const { return sent_ + npend_; }
     uint64_t held() const { return npend_; }
     uint64_t confirmed() const { return sent_; }
     uint64_t errors() const { return 0; }
     bool failed() const { return false; }
     void finish() {}
+    // f(frame, length, tag) for each frame taken and never confirmed.
     template <class F>
     void for_each_unconfirmed(F&& f) const {
-        for (uint32_t i = 0; i < npend_; ++i) f(rte_pktmbuf_mtod(pend_[i], const uint8_t*));
+        for (uint32_t i = 0; i < npend_; ++i)
+            f(rte_pktmbuf_mtod(pend_[i], const uint8_t*), sized_ ? meta_[i].len : uint16_t{0}, sized_ ? meta_[i].tag : 0u);
     }
     void drop_held() {
         if (npend_) rte_mempool_put_bulk(pool_, reinterpret_cast<void**>(pend_), npend_);
@@ -65,8 +88,10 @@ private:
     uint16_t port_, queue_;
     rte_mempool* pool_;
     rte_mbuf** pend_;
+    HeldMeta* meta_;
     uint32_t npend_ = 0, fresh_ = 0;
-    uint64_t sent_ = 0;
+    uint64_t sent_ = 0, bytes_ = 0;
+    bool sized_ = false;
 };
 static_assert(worker::TxQueueOps<DpdkTxOps>);
 

@@ -16,10 +16,11 @@ int worker_main(void* arg) {
     // EAL created this lcore thread before the capabilities were dropped: drop them here too.
     util::adopt_dropped();
     rte_mbuf* held[kMaxBurst];  // frames taken for sending that the device has not accepted yet
+    HeldMeta meta[kMaxBurst];   // their lengths and tags (queues that carry streams)
     worker::run_worker(c, [&] {
         switch (c.role) {
             case worker::Role::tx: {
-                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held);
+                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held, meta);
                 return worker::tx_engine(tx, c);
             }
             case worker::Role::rx: {
@@ -27,7 +28,7 @@ int worker_main(void* arg) {
                 return worker::rx_engine(rx, c);
             }
             case worker::Role::request_response: {
-                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held);
+                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held, meta);
                 DpdkRxOps rx(w.port_id, c.queue);
                 return worker::rr_engine(tx, rx, c);
             }

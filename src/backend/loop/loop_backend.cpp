@@ -60,6 +60,13 @@ public:
           duplicated_(st.duplicated.load()), no_queue_(st.no_queue.load()) {}
     void reclaim() {}
     uint32_t room(uint32_t burst) const { return burst > npend_ ? burst - npend_ : 0; }
+    uint32_t avail(uint32_t n) const { return static_cast<uint32_t>(std::min<size_t>(n, pool_.size())); }
+    void set_frame(uint32_t i, uint16_t len, uint32_t tag) {
+        len_[i] = len;
+        tag_[i] = tag;
+        sized_ = true;
+    }
+    uint64_t confirmed_bytes() const { return bytes_; }
     worker::Acquired acquire(uint32_t n) {
         worker::Acquired a;
         if (pool_.size() < n) {
@@ -82,7 +89,7 @@ public:
         uint32_t k = 0;
         for (; k < npend_; ++k) {
             uint8_t* fr = pend_[k];
-            const uint32_t n = frame_len_;
+            const uint32_t n = sized_ ? len_[k] : frame_len_;
             if (!wire_) {
                 ++no_queue_;
             } else if (f_.drop_every && (wire_seq_ + 1) % f_.drop_every == 0) {
@@ -105,10 +112,15 @@ public:
             }
             ++wire_seq_;
             ++on_wire_;
+            bytes_ += n + uint64_t{packet::kFcsLen};
             pool_.push_back(fr);
         }
         const bool partial = k < npend_;
-        if (k && partial) std::memmove(pend_, pend_ + k, (npend_ - k) * sizeof(pend_[0]));
+        if (k && partial) {
+            std::memmove(pend_, pend_ + k, (npend_ - k) * sizeof(pend_[0]));
+            std::memmove(len_, len_ + k, (npend_ - k) * sizeof(len_[0]));
+            std::memmove(tag_, tag_ + k, (npend_ - k) * sizeof(tag_[0]));
+        }
         npend_ -= k;
         sent_ += k;
         publish();
@@ -122,7 +134,7 @@ public:
     void finish() {}
     template <class F>
     void for_each_unconfirmed(F&& f) const {
-        for (uint32_t i = 0; i < npend_; ++i) f(pend_[i]);
+        for (uint32_t i = 0; i < npend_; ++i) f(pend_[i], sized_ ? len_[i] : uint16_t{0}, sized_ ? tag_[i] : 0u);
     }
     void drop_held() {
         for (uint32_t i = 0; i < npend_; ++i) pool_.push_back(pend_[i]);
@@ -146,8 +158,11 @@ private:
     uint64_t t0_;
     uint32_t frame_len_ = 60;
     uint8_t* pend_[kMaxBurst];
+    uint16_t len_[kMaxBurst];
+    uint32_t tag_[kMaxBurst];
+    bool sized_ = false;
     uint32_t npend_ = 0, fresh_ = 0;
-    uint64_t sent_ = 0, wire_seq_ = 0, on_wire_, delivered_, dropped_, duplicated_, no_queue_;
+    uint64_t sent_ = 0, bytes_ = 0, wire_seq_ = 0, on_wire_, delivered_, dropped_, duplicated_, no_queue_;
 };
 static_assert(worker::TxQueueOps<LoopTxOps>);
 

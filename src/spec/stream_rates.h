@@ -1,0 +1,32 @@
+// What each stream of a trial sends: its packet rate (or, unpaced, its part of what the
+// device takes) and its count, from the streams' own rates and shares and the trial's rate
+// and count. One place for the arithmetic the planner, the session and the reports share.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "spec/run_spec.h"
+
+namespace lr::spec {
+
+struct StreamRate {
+    double pps = 0;      // its own rate in packets/s; 0: unpaced
+    double weight = 0;   // unpaced: its part of the frames the unpaced streams send (they add up to 1)
+    std::optional<uint64_t> count;  // frames in all (none: until the trial ends)
+    double mean_size = 0;           // its mean frame size, FCS included
+};
+
+// The streams of `spec` (the trial's rate and count in place) on links of `line_bps` (L1,
+// 0: unknown). A stream with rate= has that rate (max: unpaced); the others share the run's
+// --rate by their share= (or equally what the shares leave), unpaced when --rate is max.
+// The run's --count goes to the streams without a count of their own, in proportion to their
+// rates (or weights when all of them are unpaced). A replayed capture without a rate keeps its
+// recorded rate (times its speed). Throws UsageError (a percentage without a line rate, or
+// --count over streams some paced and some not).
+std::vector<StreamRate> stream_rates(const RunSpec& spec, double line_bps);
+
+// The sum of the paced streams' rates (0 when every stream is unpaced).
+double total_pps(const std::vector<StreamRate>& r);
+
+}  // namespace lr::spec

@@ -1,0 +1,33 @@
+#include "worker/frame_composer.h"
+
+#include <algorithm>
+#include <map>
+
+namespace lr::worker {
+
+FrameComposer::FrameComposer(const TxProgram& p, bool sign) : copy_len_(p.copy_len) {
+    seq_ts_layout_.level = packet::SigLevel::seq_ts;
+    std::map<uint16_t, uint32_t> slot_of;  // signature stream id -> flow slot
+    t_.reserve(p.templates.size());
+    for (const auto& ft : p.templates) {
+        Tmpl t;
+        t.bytes = ft.bytes.data();
+        t.layout = &ft.layout;
+        t.len = ft.len;
+        t.v6 = ft.layout.v6;
+        t.sign = sign && ft.layout.level != packet::SigLevel::none;
+        t.ts = ft.layout.level == packet::SigLevel::seq_ts;
+        t.l4csum = !t.sign && ft.layout.l4_off != 0;
+        const auto [it, fresh] = slot_of.emplace(ft.sig_id, static_cast<uint32_t>(slot_of.size()));
+        (void)fresh;
+        t.flow = it->second;
+        if (t.sign) {
+            const uint8_t* c = ft.bytes.data() + ft.layout.csum_off;
+            t.base = static_cast<uint16_t>(~(c[0] << 8 | c[1]));  // the template's L4 words
+        }
+        t_.push_back(t);
+    }
+    seqs_.assign(slot_of.size(), 0);
+}
+
+}  // namespace lr::worker

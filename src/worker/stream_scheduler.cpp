@@ -1,0 +1,311 @@
+#include "worker/stream_scheduler.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace lr::worker {
+namespace {
+
+// The round robin's table: weights to whole numbers at this resolution (0.01 % of the fill).
+constexpr double kFillResolution = 10000;
+
+}  // namespace
+
+StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t) : p_(p) {
+    st_.reserve(p.shares.size());
+    size_t counters = 0;
+    for (const auto& d : p.shares) {
+        Share sh;
+        sh.def = &d;
+        sh.pacer = Pacer(d.pacing);
+        sh.paced = d.pacing.pps > 0;
+        sh.counted = d.count > 0;
+        sh.left = d.count;
+        sh.rng = d.seed * 0x9E3779B97F4A7C15ull + 1;
+        sh.flow_at = static_cast<uint32_t>(counters);
+        counters += d.replay ? 1 : d.flows;
+        sh.size_at = static_cast<uint32_t>(counters);
+        counters += std::max<size_t>(1, d.sizes.size());
+        if (sh.counted) ++active_ends_;
+        else continuous_ = true;
+        st_.push_back(sh);
+    }
+    counts_.assign(counters, 0);
+    paced_.reserve(st_.size());
+    quota_.assign(st_.size(), 0);
+    waiting_.reserve(st_.size());
+    done_order_.reserve(st_.size());
+    fill_.reserve(static_cast<size_t>(kFillResolution) + st_.size() + 1);
+    fill_scratch_.reserve(fill_.capacity());
+}
+
+void StreamScheduler::start(uint64_t now) {
+    t0_ = now;
+    for (uint32_t s = 0; s < st_.size(); ++s) {
+        Share& sh = st_[s];
+        sh.state = State::waiting;
+        sh.resume_at = sh.def->after >= 0 ? 0 : now + sh.def->delay_ns;
+        waiting_.push_back(s);
+    }
+    activate(now);
+}
+
+void StreamScheduler::go(uint32_t s, uint64_t now) {
+    Share& sh = st_[s];
+    sh.state = State::active;
+    if (sh.paced) {
+        sh.pacer.start(now);
+        paced_.push_back(s);
+    }
+}
+
+void StreamScheduler::activate(uint64_t now) {
+    next_event_ = UINT64_MAX;
+    waits_on_streams_ = false;
+    bool fill_changed = false;
+    size_t keep = 0;
+    for (size_t i = 0; i < waiting_.size(); ++i) {
+        const uint32_t s = waiting_[i];
+        Share& sh = st_[s];
+        if (sh.state == State::waiting && sh.resume_at == 0) {  // waits for another stream
+            const auto& pr = (*p_.progress)[static_cast<size_t>(sh.def->after)];
+            if (pr.done_shares.load(std::memory_order_acquire) < pr.shares) {
+                waits_on_streams_ = true;
+                waiting_[keep++] = s;
+                continue;
+            }
+            sh.resume_at = now + sh.def->delay_ns;
+        }
+        if (now < sh.resume_at) {
+            next_event_ = std::min(next_event_, sh.resume_at);
+            waiting_[keep++] = s;
+            continue;
+        }
+        go(s, now);
+        fill_changed |= !sh.paced;
+    }
+    waiting_.resize(keep);
+    if (fill_changed) rebuild_fill();
+}
+
+void StreamScheduler::rebuild_next_event() {
+    next_event_ = UINT64_MAX;
+    for (const uint32_t s : waiting_)
+        if (st_[s].resume_at) next_event_ = std::min(next_event_, st_[s].resume_at);
+}
+
+void StreamScheduler::rebuild_fill() {
+    fill_scratch_.clear();
+    uint64_t g = 0;
+    uint32_t first = 0, members = 0;
+    // Whole-number weights of the sending unpaced shares, over their common divisor.
+    for (uint32_t s = 0; s < st_.size(); ++s) {
+        const Share& sh = st_[s];
+        if (sh.paced || sh.state != State::active) continue;
+        const auto w = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(sh.def->weight * kFillResolution)));
+        g = std::gcd(g, w);
+        if (!members++) first = s;
+    }
+    fill_.clear();
+    fill_at_ = 0;
+    if (members == 1) {
+        fill_.push_back(first);
+        return;
+    }
+    for (uint32_t s = 0; s < st_.size(); ++s) {
+        const Share& sh = st_[s];
+        if (sh.paced || sh.state != State::active) continue;
+        const auto w = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(sh.def->weight * kFillResolution))) / g;
+        // Spread each share's w slots evenly over the period: slot k at (k + 1/2) / w.
+        for (uint64_t k = 0; k < w; ++k) fill_scratch_.emplace_back((static_cast<double>(k) + 0.5) / static_cast<double>(w), s);
+    }
+    std::sort(fill_scratch_.begin(), fill_scratch_.end());
+    for (const auto& e : fill_scratch_) fill_.push_back(e.second);
+}
+
+uint16_t StreamScheduler::next_size(Share& sh) {
+    const auto& d = *sh.def;
+    if (d.sizes.size() == 1) return 0;
+    if (d.random_sizes) {  // xorshift64*, then a multiply-shift into [0, sizes)
+        sh.rng ^= sh.rng >> 12;
+        sh.rng ^= sh.rng << 25;
+        sh.rng ^= sh.rng >> 27;
+        const uint64_t r = (sh.rng * 0x2545F4914F6CDD1Dull) >> 32;
+        return static_cast<uint16_t>((r * d.sizes.size()) >> 32);
+    }
+    const uint16_t v = d.period[sh.size_pos];
+    if (++sh.size_pos == d.period.size()) sh.size_pos = 0;
+    return v;
+}
+
+void StreamScheduler::emit(uint32_t s, PlannedFrame& f) {
+    Share& sh = st_[s];
+    const auto& d = *sh.def;
+    f.share = s;
+    uint32_t flow = 0;
+    if (d.replay) {
+        f.tmpl = d.templates[sh.record];
+        if (++sh.record == d.templates.size()) sh.record = 0;
+        f.len = p_.templates[f.tmpl].len;
+        f.size_idx = 0;
+    } else {
+        const uint16_t si = next_size(sh);
+        flow = sh.flow;
+        if (++sh.flow == d.flows) sh.flow = 0;
+        f.tmpl = d.templates[d.size_row[si] * d.flows + flow];
+        f.len = static_cast<uint16_t>(d.sizes[si] - packet::kFcsLen);
+        f.size_idx = si;
+    }
+    ++counts_[sh.flow_at + flow];
+    ++counts_[sh.size_at + f.size_idx];
+    ++sh.planned;
+    if (sh.counted) --sh.left;
+    if (d.burst_frames) ++sh.in_burst;
+}
+
+bool StreamScheduler::after_emit(uint32_t s, uint64_t now) {
+    Share& sh = st_[s];
+    if (sh.counted && sh.left == 0) {
+        sh.state = State::done;
+        --active_ends_;
+        done_order_.push_back(s);
+        return true;
+    }
+    if (sh.def->burst_frames && sh.in_burst == sh.def->burst_frames) {
+        sh.in_burst = 0;
+        sh.state = State::gap;
+        sh.resume_at = now + sh.def->burst_gap_ns;
+        next_event_ = std::min(next_event_, sh.resume_at);
+        waiting_.push_back(s);
+        return true;
+    }
+    return false;
+}
+
+uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
+    if (now >= next_event_ || waits_on_streams_) activate(now);
+    uint32_t n = 0;
+    // The paced shares: what each has due, at most what is left of its count or burst.
+    const size_t np = paced_.size();
+    uint32_t due = 0;
+    for (size_t k = 0; k < np; ++k) {
+        Share& sh = st_[paced_[k]];
+        uint64_t want = room - due;
+        if (sh.counted) want = std::min(want, sh.left);
+        if (sh.def->burst_frames) want = std::min<uint64_t>(want, sh.def->burst_frames - sh.in_burst);
+        quota_[k] = want ? sh.pacer.due(now, static_cast<uint32_t>(want)) : 0;
+        due += quota_[k];
+    }
+    if (due) {
+        // A frame of each due share in turn, so that no stream leaves in a train.
+        while (n < due)
+            for (size_t k = 0; k < np; ++k)
+                if (quota_[k]) {
+                    --quota_[k];
+                    emit(paced_[k], out[n++]);
+                }
+        size_t keep = 0;
+        for (size_t k = 0; k < np; ++k)
+            if (!after_emit(paced_[k], now)) paced_[keep++] = paced_[k];
+        paced_.resize(keep);
+    }
+    // The unpaced shares fill the rest of the room.
+    while (n < room && !fill_.empty()) {
+        const uint32_t s = fill_[fill_at_];
+        if (++fill_at_ == fill_.size()) fill_at_ = 0;
+        emit(s, out[n++]);
+        if (after_emit(s, now)) rebuild_fill();
+    }
+    return n;
+}
+
+void StreamScheduler::revive(uint32_t s) {
+    Share& sh = st_[s];
+    if (sh.state == State::done) {
+        for (size_t i = done_order_.size(); i-- > reported_done_;)
+            if (done_order_[i] == s) {
+                done_order_.erase(done_order_.begin() + static_cast<std::ptrdiff_t>(i));
+                break;
+            }
+        ++active_ends_;
+    } else if (sh.state == State::gap) {
+        waiting_.erase(std::find(waiting_.begin(), waiting_.end(), s));
+        rebuild_next_event();
+        sh.in_burst = sh.def->burst_frames;
+    }
+    sh.state = State::active;
+    if (sh.paced) {
+        if (std::find(paced_.begin(), paced_.end(), s) == paced_.end()) paced_.push_back(s);
+    } else {
+        rebuild_fill();
+    }
+}
+
+void StreamScheduler::unplan(const PlannedFrame* f, uint32_t n) {
+    for (uint32_t i = n; i-- > 0;) {
+        const uint32_t s = f[i].share;
+        Share& sh = st_[s];
+        const auto& d = *sh.def;
+        if (sh.state == State::done || sh.state == State::gap) revive(s);
+        --sh.planned;
+        if (sh.counted) ++sh.left;
+        if (d.burst_frames) --sh.in_burst;
+        uint32_t flow = 0;
+        if (d.replay) {
+            sh.record = (sh.record == 0 ? static_cast<uint32_t>(d.templates.size()) : sh.record) - 1;
+        } else {
+            sh.flow = (sh.flow == 0 ? d.flows : sh.flow) - 1;
+            flow = sh.flow;
+            if (!d.period.empty()) sh.size_pos = (sh.size_pos == 0 ? static_cast<uint32_t>(d.period.size()) : sh.size_pos) - 1;
+        }
+        --counts_[sh.flow_at + flow];
+        --counts_[sh.size_at + f[i].size_idx];
+    }
+}
+
+void StreamScheduler::forget(uint32_t share, uint32_t tmpl, uint16_t len) {
+    Share& sh = st_[share];
+    const auto& d = *sh.def;
+    uint32_t flow = 0, size = 0;
+    if (!d.replay) {
+        const auto it = std::find(d.templates.begin(), d.templates.end(), tmpl);
+        flow = static_cast<uint32_t>(it - d.templates.begin()) % d.flows;
+        const auto sz = std::lower_bound(d.sizes.begin(), d.sizes.end(), static_cast<uint16_t>(len + packet::kFcsLen));
+        size = static_cast<uint32_t>(sz - d.sizes.begin());
+    }
+    --sh.planned;
+    --counts_[sh.flow_at + flow];
+    --counts_[sh.size_at + size];
+}
+
+uint64_t StreamScheduler::next_due(uint64_t now) const {
+    if (!fill_.empty()) return now;
+    uint64_t m = next_event_;
+    if (waits_on_streams_) m = std::min(m, now + 100'000);  // look at the streams it waits for again soon
+    for (const uint32_t s : paced_) m = std::min(m, st_[s].pacer.next_due());
+    return m;
+}
+
+PacingRecord StreamScheduler::record() const {
+    PacingRecord r;
+    for (const auto& sh : st_) {
+        if (!sh.paced) continue;
+        const auto& x = sh.pacer.record();
+        r.skipped += x.skipped;
+        r.behind_ns += x.behind_ns;
+        r.stalls += x.stalls;
+        r.longest_stall_ns = std::max(r.longest_stall_ns, x.longest_stall_ns);
+        r.largest_catch_up = std::max(r.largest_catch_up, x.largest_catch_up);
+    }
+    return r;
+}
+
+uint64_t StreamScheduler::record_version() const {
+    // Only a sending paced share's record changes; a share that stops changes the sum too,
+    // which costs one publication more.
+    uint64_t v = paced_.size();
+    for (const uint32_t s : paced_) v += st_[s].pacer.record_version() << 8;
+    return v;
+}
+
+}  // namespace lr::worker

@@ -1,0 +1,111 @@
+// The scheduler of one TX queue that carries streams: per burst, which stream's frames go,
+// in which order, at which size and from which flow.
+//
+// - Paced shares each keep their own schedule (worker/pacer.h: rate, pattern, catch-up), so
+//   every stream offers exactly its rate, and the sum exactly theirs.
+// - Unpaced shares fill whatever room the paced ones leave, in a weighted round robin whose
+//   table holds each share exactly as often as its weight per period.
+// - A share starts after its delay or once the stream it follows is done on every queue,
+//   sends `count` frames (or bursts of burst_frames frames, burst_gap apart), then is done.
+// - Sizes follow the share's period table (every size exactly as often as its weight, in a
+//   seeded shuffled order) or a seeded random draw; flows take turns.
+//
+// Per burst the work is O(active paced shares + frames); starts, ends and burst gaps rebuild
+// the round robin's table (rare). No allocation after construction.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "worker/pacer.h"
+#include "worker/tx_program.h"
+
+namespace lr::worker {
+
+// One frame of a burst: its template (TxProgram::templates), size and share.
+struct PlannedFrame {
+    uint32_t tmpl = 0;
+    uint16_t len = 0;       // frame bytes without FCS
+    uint16_t size_idx = 0;  // into the share's sizes
+    uint32_t share = 0;
+};
+
+class StreamScheduler {
+public:
+    StreamScheduler(const TxProgram& p, uint32_t max_burst);
+
+    // The trial starts at `now` (ns, the worker's burst clock).
+    void start(uint64_t now);
+    // Up to `room` frames due at `now`, into out[0..n); returns n.
+    uint32_t next(uint64_t now, uint32_t room, PlannedFrame* out);
+    // Frames planned but not taken by the device's buffers: their shares send them later (in
+    // reverse order of planning: the last planned first).
+    void unplan(const PlannedFrame* f, uint32_t n);
+    // Every share that ends has ended, and none runs until the trial ends.
+    bool done() const { return active_ends_ == 0 && !continuous_; }
+    // Nothing is due before this (ns): paced departures and starts; `now` when an unpaced
+    // share is sending.
+    uint64_t next_due(uint64_t now) const;
+    // Per share: frames planned, by flow and by size index (unplan() takes frames back out).
+    uint64_t planned(uint32_t share) const { return st_[share].planned; }
+    uint64_t planned_flow(uint32_t share, uint32_t flow) const { return counts_[st_[share].flow_at + flow]; }
+    uint64_t planned_size(uint32_t share, uint32_t size) const { return counts_[st_[share].size_at + size]; }
+    // The flow and size index a template and length stand for in a share (for frames the
+    // device never confirmed, found by their buffer's tag and length).
+    void forget(uint32_t share, uint32_t tmpl, uint16_t len);
+    // The shares that ended since the last call (for StreamProgress), appended to `out`.
+    template <class F>
+    void for_each_newly_done(F&& f) {
+        for (; reported_done_ < done_order_.size(); ++reported_done_) f(done_order_[reported_done_]);
+    }
+    // Pacing records summed over the paced shares (skipped slots, stalls...).
+    PacingRecord record() const;
+    uint64_t record_version() const;
+
+private:
+    enum class State : uint8_t { waiting, active, gap, done };
+    struct Share {
+        const StreamShare* def = nullptr;
+        Pacer pacer;
+        State state = State::waiting;
+        uint64_t left = 0;        // frames still to plan (count shares)
+        uint32_t in_burst = 0;    // multi-burst: frames of the current burst planned
+        uint64_t resume_at = 0;   // waiting (delay) or gap: when it starts again (0: on its predecessor)
+        uint32_t flow = 0;        // the next flow
+        uint32_t size_pos = 0;    // position in the period, or the random draw's state
+        uint64_t rng = 0;
+        uint32_t record = 0;      // replay: the next record
+        uint64_t planned = 0;
+        uint32_t flow_at = 0, size_at = 0;  // its counters in counts_
+        bool paced = false;
+        bool counted = false;  // it ends after `count` frames
+    };
+
+    void emit(uint32_t s, PlannedFrame& f);
+    void activate(uint64_t now);
+    void go(uint32_t s, uint64_t now);              // starts (or resumes after a gap) sending
+    bool after_emit(uint32_t s, uint64_t now);      // ends a burst or the share; true if it stopped
+    void revive(uint32_t s);                         // unplan(): back to sending
+    void rebuild_fill();
+    void rebuild_next_event();
+    uint16_t next_size(Share& sh);
+
+    const TxProgram& p_;
+    std::vector<Share> st_;
+    std::vector<uint32_t> paced_;   // active paced shares
+    std::vector<uint32_t> quota_;   // per entry of paced_: frames due in this burst
+    std::vector<uint32_t> fill_;    // the unpaced round robin: share per slot
+    std::vector<std::pair<double, uint32_t>> fill_scratch_;  // its build (reserved: no allocation)
+    std::vector<uint32_t> waiting_;  // shares waiting to start, or in a burst gap
+    size_t fill_at_ = 0;
+    std::vector<uint32_t> done_order_;
+    std::vector<uint64_t> counts_;  // per share: frames per flow, then per size
+    size_t reported_done_ = 0;
+    uint64_t next_event_ = UINT64_MAX;  // the earliest resume_at of a waiting or gapped share
+    bool waits_on_streams_ = false;     // some share waits for another stream
+    uint32_t active_ends_ = 0;          // shares with a count not yet done
+    bool continuous_ = false;           // some share never ends
+    uint64_t t0_ = 0;
+};
+
+}  // namespace lr::worker

@@ -1,0 +1,139 @@
+// The TX loop of a queue that carries streams (a TxProgram): per burst, collect confirmations,
+// read the clock, ask the scheduler which frames are due (as many as the device has room for),
+// take that many buffers, write each frame (template, size, signature), offer them, publish.
+// The same counting rules as the single-template loop (worker/tx_engine.h): only what the
+// device confirmed is sent, per stream, flow and size as well as in total.
+#pragma once
+#include <algorithm>
+#include <sched.h>
+#include <sys/prctl.h>
+
+#include "stats/tsc_clock.h"
+#include "worker/engine_common.h"
+#include "worker/frame_composer.h"
+#include "worker/queue_ops.h"
+#include "worker/stream_scheduler.h"
+
+namespace lr::worker {
+
+// The bytes (FCS included) of a replayed share's first `frames` frames: its records in turn.
+inline uint64_t replay_bytes(const TxProgram& p, const StreamShare& s, uint64_t frames) {
+    uint64_t file = 0, part = 0;
+    const uint64_t rem = frames % s.templates.size();
+    for (size_t k = 0; k < s.templates.size(); ++k) {
+        const uint64_t b = p.templates[s.templates[k]].len + uint64_t{packet::kFcsLen};
+        file += b;
+        if (k < rem) part += b;
+    }
+    return frames / s.templates.size() * file + part;
+}
+
+template <TxQueueOps Ops>
+bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
+    using stats::publish;
+    const TxSetup& t = w.tx;
+    const TxProgram& prog = *t.program;
+    auto& c = *w.tx_counters;
+    LoopFrame loop(w.ctl->stop_tx, w.yield_when_idle);
+    StreamScheduler sched(prog, t.burst);
+    FrameComposer comp(prog, t.sign);
+    stats::BurstClock clk;
+    PlannedFrame plan[kMaxBurstFrames];  // on the stack: no allocation
+    bool paced = false;
+    for (const auto& s : prog.shares) paced |= s.pacing.pps > 0;
+    if (paced) prctl(PR_SET_TIMERSLACK, 1UL);  // its sleeps end when asked
+    sched.start(clk.now());
+    uint64_t backpressure = 0, no_buffer = 0, pacing_seen = ~0ull;
+    while (loop.running()) {
+        loop.poll();
+        ops.reclaim();
+        const uint64_t now = clk.now();
+        uint32_t got = 0;
+        const uint32_t room = sched.done() ? 0 : ops.avail(ops.room(t.burst));
+        // Paced streams get departure slots only for frames the device can take now: when it
+        // has no room, their schedules fall behind and catch up (or skip, counted) like a stall.
+        const uint32_t n = room ? sched.next(now, room, plan) : 0;
+        if (n) {
+            const Acquired a = ops.acquire(n);
+            got = a.got;
+            no_buffer += a.no_buffer;
+            backpressure += a.ring_full;
+            if (got < n) sched.unplan(plan + got, n - got);  // sent later: the device had no buffers for them
+            if (got) {
+                comp.begin_burst(now);
+                const FrameSpan f = ops.fresh();
+                for (uint32_t i = 0; i < got; ++i) {
+                    comp.write(static_cast<uint8_t*>(f.base[f.from + i]) + f.offset, plan[i]);
+                    ops.set_frame(f.from + i, plan[i].len, plan[i].tmpl);
+                }
+            }
+        }
+        const Transmitted x = ops.transmit();
+        backpressure += x.partial;
+        if (x.taken && t.departures) t.departures->burst(now, x.taken);
+        sched.for_each_newly_done([&](uint32_t s) {
+            (*prog.progress)[prog.shares[s].stream].done_shares.fetch_add(1, std::memory_order_release);
+        });
+        publish(c.packets, ops.confirmed());
+        publish(c.bytes, ops.confirmed_bytes());
+        publish(c.backpressure, backpressure);
+        publish(c.no_buffer, no_buffer);
+        publish(c.tx_errors, ops.errors());
+        publish(c.polls, loop.polls());
+        if (paced && sched.record_version() != pacing_seen) {
+            pacing_seen = sched.record_version();
+            publish_pacing_record(c, sched.record());
+        }
+        if (ops.failed()) break;
+        if (sched.done() && ops.held() == 0 && ops.confirmed() == ops.issued()) break;  // all sent and confirmed
+        if (got == 0 && x.taken == 0) {
+            const uint64_t due = sched.next_due(now);
+            if (due > now && ops.held() == 0 && !sched.done())
+                detail::wait_for_departure(static_cast<int64_t>(due - now), w.yield_when_idle);
+            else loop.idle();
+        }
+    }
+    ops.finish();
+    // Frames taken but never confirmed are not sent: out of their stream's counts.
+    ops.for_each_unconfirmed([&](const uint8_t*, uint16_t len, uint32_t tmpl) {
+        for (uint32_t s = 0; s < prog.shares.size(); ++s) {
+            const auto& ts = prog.shares[s].templates;
+            if (std::find(ts.begin(), ts.end(), tmpl) != ts.end()) {
+                sched.forget(s, tmpl, len);
+                break;
+            }
+        }
+    });
+    const uint64_t sent = ops.confirmed(), unconfirmed = ops.issued() - sent;
+    ops.drop_held();
+    if (t.shares_sent) {
+        auto& out = *t.shares_sent;
+        out.assign(prog.shares.size(), {});
+        for (uint32_t s = 0; s < prog.shares.size(); ++s) {
+            const auto& d = prog.shares[s];
+            auto& o = out[s];
+            o.frames = sched.planned(s);
+            for (uint32_t f = 0; f < (d.replay ? 1 : d.flows); ++f) o.per_flow.push_back(sched.planned_flow(s, f));
+            for (uint32_t z = 0; z < std::max<size_t>(1, d.sizes.size()); ++z) {
+                o.per_size.push_back(sched.planned_size(s, z));
+                if (!d.replay) o.bytes += o.per_size.back() * d.sizes[z];
+            }
+        }
+        for (uint32_t s = 0; s < prog.shares.size(); ++s)  // replays: the bytes of the records they sent
+            if (prog.shares[s].replay) out[s].bytes = replay_bytes(prog, prog.shares[s], out[s].frames);
+    }
+    if (t.sent_per_stream) {  // per signed stream id, in the order of t.streams: share by share, flow by flow
+        auto& v = *t.sent_per_stream;
+        v.clear();
+        for (uint32_t s = 0; s < prog.shares.size(); ++s)
+            for (uint32_t f = 0; f < prog.shares[s].flows; ++f) v.push_back(sched.planned_flow(s, f));
+    }
+    publish(c.packets, sent);
+    publish(c.bytes, ops.confirmed_bytes());
+    publish(c.tx_errors, ops.errors());
+    publish(c.unsent, unconfirmed);
+    if (paced) publish_pacing_record(c, sched.record());
+    return !ops.failed();
+}
+
+}  // namespace lr::worker
