@@ -1,5 +1,6 @@
 #include "engine/aggregate.h"
 
+#include "engine/stream_results.h"
 #include "result/checks.h"
 
 #include <algorithm>
@@ -10,14 +11,14 @@ namespace lr::engine {
 
 using stats::Dir;
 
-std::vector<result::StreamResult> merge_streams(const std::vector<TxStreams>& tx,
-                                                const std::vector<const stats::RxResult*>& rx, bool sender_known,
-                                                std::vector<std::string>& violations) {
+std::vector<result::FlowResult> merge_flows(const std::vector<TxStreams>& tx,
+                                            const std::vector<const stats::RxResult*>& rx, bool sender_known,
+                                            std::vector<std::string>& violations) {
     size_t n = 0;  // stream ids are dense: size everything once
     for (const auto& t : tx)
         for (auto id : *t.streams) n = std::max<size_t>(n, id + 1u);
     for (const auto* r : rx) n = std::max({n, r->streams.size(), r->sink.size()});
-    std::vector<result::StreamResult> out(n);
+    std::vector<result::FlowResult> out(n);
     std::vector<uint64_t> best(n, 0), gaps(n, 0);
     for (uint32_t s = 0; s < n; ++s) out[s].stream = s;
     for (const auto& t : tx)
@@ -64,7 +65,7 @@ std::vector<result::StreamResult> merge_streams(const std::vector<TxStreams>& tx
         }
     }
     // Only streams that exist: sent something or received something.
-    std::vector<result::StreamResult> used;
+    std::vector<result::FlowResult> used;
     for (const auto& r : out)
         if (r.tx_known || r.received || r.late || r.duplicates) used.push_back(r);
     return used;
@@ -240,8 +241,8 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
         for (const auto& x : spec.rx)
             if (t.port == x.port && !spec.reflect) r.round_trip = true;
     for (const auto& q : fin.queues) r.timeouts += q.timeouts;
-    if (spec.rx_enabled() && r.sig_level != packet::SigLevel::none && !spec.reflect)
-        r.streams = merge_streams(tx, rx, spec.tx_enabled(), r.violations);
+    if (spec.rx_enabled() && spec.signed_frames() && !spec.reflect)
+        r.flows = merge_flows(tx, rx, spec.tx_enabled(), r.violations);
     for (const auto* x : rx)
         for (auto& f : x->capture.frames()) r.captured.push_back(std::move(f));
     for (const auto& t : tx)
@@ -249,7 +250,7 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
             for (auto& f : t.capture->frames()) r.captured.push_back(std::move(f));
     std::stable_sort(r.captured.begin(), r.captured.end(),
                      [](const stats::CapturedFrame& a, const stats::CapturedFrame& b) { return a.ts_ns < b.ts_ns; });
-    for (const auto& st : r.streams)
+    for (const auto& st : r.flows)
         if (st.implausible)
             r.notes.push_back(fmt::format(
                 "anomaly: stream {} received {} frames but its sequence numbers claim {} missing: a stray or forged "
@@ -277,6 +278,7 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
     if (r_last > r_first) r.rx_seconds = (r_last - r_first) * 1e-9;
     if (spec.outstanding && r.tx_seconds > 0) r.transactions_per_s = r.rx.unique / r.tx_seconds;
     if (spec.tx_enabled()) rate_result(r, spec, tx, rx);
+    stream_results(r, spec, tx, rx);
     // Loss counts distinct test frames: foreign and malformed frames, duplicates and late
     // arrivals never make up for a lost one.
     if (r.loopback && r.rx.unique <= r.tx.packets) r.lost = r.tx.packets - r.rx.unique;

@@ -210,7 +210,8 @@ void Trial::control_loop() {
             ctl_.stop_tx.store(true, std::memory_order_relaxed);
         }
         if (tx) {
-            if (tx_end_ < 0 && (s.t >= spec_.duration_s || (spec_.count && all_finished(Dir::tx, s))))
+            // Every sender finished its share (a count, streams that all end) or the time is up.
+            if (tx_end_ < 0 && (s.t >= spec_.duration_s || all_finished(Dir::tx, s)))
                 ctl_.stop_tx.store(true, std::memory_order_relaxed);
             if (tx_end_ < 0 && ctl_.stop_tx.load(std::memory_order_relaxed) && all_finished(Dir::tx, s)) {
                 tx_end_ = s.t;
@@ -274,7 +275,8 @@ result::TrialResult Trial::run(unsigned index) {
     for (size_t i = 0; i < workers.size(); ++i)
         if (slots_.tx_slot[i] >= 0)
             tx.push_back({&workers[i].tx.streams, workers[i].tx.sent_per_stream, workers[i].tx.departures,
-                          workers[i].tx.capture});
+                          workers[i].tx.capture, workers[i].tx.program.get(), workers[i].tx.shares_sent,
+                          out_.tx_pps[static_cast<size_t>(slots_.tx_slot[i])]});
     for (size_t i = 0; i < n_; ++i)
         if (res_.ids[i].dir == Dir::rx) rx.push_back(&out_.rx_results[i]);
     aggregate(res_, spec_, fin, tx, rx, aborted_ || res_.interrupted);

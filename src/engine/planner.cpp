@@ -90,6 +90,14 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
         out.first_flow = progs.first_flow;
     }
     size_t prog_at = 0;
+    // Receivers of a mix keep latency per stream (through each signed stream id's stream) and,
+    // when sizes vary, the frames of each size.
+    const auto mix = spec.mix();
+    std::vector<uint16_t> stream_of;
+    if (mix.size() > 1 && spec.signed_frames())
+        for (uint16_t s = 0; s < mix.size(); ++s) stream_of.insert(stream_of.end(), spec.stream_flows(mix[s]), s);
+    bool sizes_vary = false;
+    for (const auto& st : mix) sizes_vary |= st.replay || st.size.varies() || st.size.lo != mix[0].size.lo;
     std::vector<worker::WorkerConfig> ws;
     uint32_t txi = 0;  // index among the sending queues: flows and the count are split over them
     for (size_t i = 0; i < layout.workers.size(); ++i) {
@@ -166,6 +174,11 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             r.result = &res;
             if (spec.capture_remaining && !spec.captures_sent())
                 res.capture.configure(spec.capture_remaining, spec.session_max_frame(), spec.capture_filter);
+            if (!stream_of.empty() && r.sign && stream_of.size() == r.streams) {
+                res.stream_of = stream_of;
+                res.stream_latency.assign(mix.size(), {});
+            }
+            if (sizes_vary) res.sizes.assign(stats::kSizeSlots, 0);
             w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
         }
         ws.push_back(std::move(w));

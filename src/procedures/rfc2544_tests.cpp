@@ -101,10 +101,10 @@ void run_latency(TrialRunner& run, ProcedureResult& out) {
             merged.merge(r.latency);
             row.sent += l.sent;
             row.received += l.received;
-            for (const auto& st : r.streams) row.worst_jitter_ns = std::max(row.worst_jitter_ns, st.jitter_ns);
+            for (const auto& st : r.flows) row.worst_jitter_ns = std::max(row.worst_jitter_ns, st.jitter_ns);
             if (i == 0 || r.lost > worst_loss.lost) worst_loss = r;
             if (i == 0) all = r;
-            all.streams.insert(all.streams.end(), r.streams.begin(), r.streams.end());
+            all.flows.insert(all.flows.end(), r.flows.begin(), r.flows.end());
         }
         if (row.per_trial.empty()) return;
         row.all = result::summarize(merged);

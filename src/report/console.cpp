@@ -82,11 +82,11 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::Tria
                    r.rx.unique, r.rx.foreign, r.rx.stale, r.rx.malformed);
         uint64_t lost = 0;
         double jit = 0;
-        for (const auto& st : r.streams) {
+        for (const auto& st : r.flows) {
             lost += st.lost;
             jit = std::max(jit, st.jitter_ns);
         }
-        fmt::print(out, "Sequence ({} streams): lost {}, reordered {}, duplicates {}, late {}\n", r.streams.size(),
+        fmt::print(out, "Sequence ({} streams): lost {}, reordered {}, duplicates {}, late {}\n", r.flows.size(),
                    lost, r.rx.reordered, r.rx.dup, r.rx.late);
         const auto l = result::summarize(r.latency);
         if (l.count)

@@ -120,7 +120,7 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                                  : std::string("none")},
     };
     auto streams = nlohmann::json::array();
-    for (const auto& st : r.streams)
+    for (const auto& st : r.flows)
         streams.push_back({{"stream", st.stream},
                            {"sent", st.tx_known ? nlohmann::json(st.sent) : nlohmann::json(nullptr)},
                            {"received", st.received},

@@ -56,7 +56,7 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
     latency(th.max_latency_p99_s, "latency p99", "max-latency-p99", s.p99);
     if (th.max_jitter_s) {
         double worst = -1;
-        for (const auto& st : r.streams)
+        for (const auto& st : r.flows)
             if (st.received > 1) worst = std::max(worst, st.jitter_ns * 1e-9);
         if (worst < 0)
             out.push_back(unmeasured(named("jitter"), "max-jitter", *th.max_jitter_s, "s", spec::format_seconds(*th.max_jitter_s),

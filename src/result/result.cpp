@@ -20,7 +20,9 @@ std::string outage_text(const LinkOutage& o) {
                        when, o.handed, o.egress_dropped, o.received);
 }
 
-LatencySummary summarize(const stats::LatencyHistogram& h) {
+namespace {
+template <class H>
+LatencySummary summary_of(const H& h) {
     LatencySummary l;
     l.count = h.count();
     if (!l.count) return l;
@@ -33,6 +35,10 @@ LatencySummary summarize(const stats::LatencyHistogram& h) {
     l.p999 = h.percentile(0.999);
     return l;
 }
+}  // namespace
+
+LatencySummary summarize(const stats::LatencyHistogram& h) { return summary_of(h); }
+LatencySummary summarize(const stats::StreamLatency& h) { return summary_of(h); }
 
 GapSummary summarize(const stats::GapStats& g) {
     GapSummary s;

@@ -22,6 +22,7 @@ struct LatencySummary {
     double mean = 0;
 };
 LatencySummary summarize(const stats::LatencyHistogram& h);
+LatencySummary summarize(const stats::StreamLatency& h);
 
 // How long the workers of one direction were runnable but off their CPUs (another task held
 // the core): the longest of one worker, and the largest share of a worker's run. A receiver
@@ -38,9 +39,10 @@ struct QueueResult {
     LatencySummary latency;  // RX queues of signed runs
 };
 
-// Per stream (= flow): what was sent and what arrived, after the drain.
-struct StreamResult {
-    uint32_t stream = 0;
+// Per flow (a signed stream id: a sequence space of its own): what was sent and what arrived,
+// after the drain.
+struct FlowResult {
+    uint32_t stream = 0;  // its signed stream id
     bool tx_known = false;  // the sender is in this run
     uint64_t sent = 0;
     uint64_t received = 0;  // distinct sequences
@@ -51,6 +53,28 @@ struct StreamResult {
     // with a huge sequence) are an anomaly, reported, never counted as loss.
     bool implausible = false;
     uint64_t claimed_gaps = 0;
+};
+
+// Frames of one size.
+struct SizeCount {
+    unsigned size = 0;  // FCS included
+    uint64_t frames = 0;
+};
+
+// Per stream of the mix (--stream, or the one stream the options describe): its flows' counts
+// added up, its bytes and sizes as sent, its latency.
+struct StreamResult {
+    uint32_t index = 0;  // its place in the mix
+    std::string name;
+    uint32_t first_flow = 0, flows = 0;  // its signed stream ids: [first_flow, first_flow + flows)
+    bool measured = false;  // signed and received in this run: the counts below beyond `sent` are known
+    uint64_t sent = 0, sent_bytes = 0;  // frames and bytes (FCS included) the devices took
+    uint64_t received = 0, lost = 0, reordered = 0, duplicates = 0, late = 0;
+    double jitter_ns = 0;       // the largest of its flows'
+    double requested_pps = 0;   // its own rate (0: unpaced)
+    double tx_pps = 0;          // sent over the TX phase
+    LatencySummary latency;     // of its frames (count 0: not measured)
+    std::vector<SizeCount> sizes;  // frames sent per size
 };
 
 // Gaps between departures (sender) or arrivals (receiver), from one clock read per burst.
@@ -149,7 +173,9 @@ struct TrialResult {
     std::vector<LinkEvent> link_events;
     std::vector<LinkOutage> outages;
     uint64_t flushed_before = 0;     // frames found waiting in receive queues before the trial started
-    std::vector<StreamResult> streams;    // signed runs with RX: per stream
+    std::vector<FlowResult> flows;        // signed runs with RX: per flow (signed stream id)
+    std::vector<StreamResult> streams;    // per stream of the mix (runs that send)
+    std::vector<SizeCount> rx_sizes;      // sizes that vary: frames received per size
     stats::LatencyHistogram latency;      // all RX queues merged
     packet::SigLevel sig_level = packet::SigLevel::none;
     std::vector<stats::CapturedFrame> captured;  // --capture: the receive queues' frames, by time

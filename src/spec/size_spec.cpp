@@ -225,10 +225,10 @@ SizeSpec parse_size_spec(std::string_view s, std::string_view what) {
         r.kind = SizeSpec::Kind::increment;
         r.lo = parse_size(parts[0], what, s);
         r.hi = parse_size(parts[1], what, s);
+        if (r.hi <= r.lo) throw_invalid(what, s, "an increment needs LO below HI");
         auto st = parts[2];
         if (!st.empty() && st.front() == '+') st.remove_prefix(1);
         r.step = static_cast<unsigned>(parse_uint(st, what, 1, packet::kMaxFrame, {s, "the step"}));
-        if (r.hi <= r.lo) throw_invalid(what, s, "an increment needs LO below HI");
         return r;
     }
     const auto size = static_cast<unsigned>(parse_uint(s, what, packet::kMinFrame, packet::kMaxFrame));

@@ -143,8 +143,8 @@ std::vector<StreamSpec> build_streams(const Draft& base, const OptionOrigins*) {
             st.seed = given.count("seed") ? sd.spec.seed : sd.spec.seed + i;  // streams differ unless told
             if (given.count("rate")) st.rate = sd.spec.rate;
             if (given.count("count")) st.count = sd.spec.count;
-            if (st.bursts) st.count = uint64_t{st.bursts} * st.burst_frames;
             check_stream(st, given);
+            if (st.bursts) st.count = uint64_t{st.bursts} * st.burst_frames;
         } catch (const UsageError& e) {
             throw OptionError(fmt::format("{}: {}", at, e.what()));
         }

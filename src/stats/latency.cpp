@@ -5,19 +5,22 @@
 
 namespace lr::stats {
 
-uint64_t LatencyHistogram::bucket_low(unsigned b) {
+template <unsigned B>
+uint64_t Histogram<B>::bucket_low(unsigned b) {
     if (b < kSub) return b;
     const unsigned e = b / kSub + kSubBits - 1;
     return (uint64_t(1) << e) + (uint64_t(b % kSub) << (e - kSubBits));
 }
 
-uint64_t LatencyHistogram::bucket_high(unsigned b) {
+template <unsigned B>
+uint64_t Histogram<B>::bucket_high(unsigned b) {
     if (b < kSub) return b + 1;
     const unsigned e = b / kSub + kSubBits - 1;
     return bucket_low(b) + (uint64_t(1) << (e - kSubBits));
 }
 
-void LatencyHistogram::merge(const LatencyHistogram& o) {
+template <unsigned B>
+void Histogram<B>::merge(const Histogram& o) {
     for (unsigned i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
     count_ += o.count_;
     sum_ += o.sum_;
@@ -25,7 +28,8 @@ void LatencyHistogram::merge(const LatencyHistogram& o) {
     max_ = std::max(max_, o.max_);
 }
 
-uint64_t LatencyHistogram::percentile(double q) const {
+template <unsigned B>
+uint64_t Histogram<B>::percentile(double q) const {
     if (!count_) return 0;
     q = std::clamp(q, 0.0, 1.0);
     // Rank of the value: the smallest value with at least ceil(q * count) values <= it.
@@ -42,11 +46,15 @@ uint64_t LatencyHistogram::percentile(double q) const {
     return max_;
 }
 
-uint64_t LatencyHistogram::count_at_most(uint64_t ns) const {
+template <unsigned B>
+uint64_t Histogram<B>::count_at_most(uint64_t ns) const {
     uint64_t n = 0;
     for (unsigned b = 0; b < kBuckets && (b < kSub ? b : bucket_high(b) - 1) <= ns; ++b) n += counts_[b];
     return n;
 }
+
+template class Histogram<7>;
+template class Histogram<4>;
 
 void LatencyTaker::request(LatencyExchange& x) {
     if (pending_) return;

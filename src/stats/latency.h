@@ -10,11 +10,13 @@
 namespace lr::stats {
 
 // Values in nanoseconds, 0 .. 2^40 (about 18 minutes). Each power-of-two range is split
-// into 2^kSubBits linear buckets, so a reported percentile is within 1/2^kSubBits (0.8 %)
-// of the true value; values below 2^kSubBits ns are exact.
-class LatencyHistogram {
+// into 2^SubBits linear buckets, so a reported percentile is within 1/2^SubBits of the true
+// value (0.8 % with 7 bits: LatencyHistogram, 35 KB; 6.3 % with 4 bits: StreamLatency, 4.9 KB,
+// one per stream of a mix); values below 2^SubBits ns are exact.
+template <unsigned SubBits>
+class Histogram {
 public:
-    static constexpr unsigned kSubBits = 7;
+    static constexpr unsigned kSubBits = SubBits;
     static constexpr unsigned kSub = 1u << kSubBits;
     static constexpr unsigned kMaxExp = 40;
     static constexpr unsigned kBuckets = (kMaxExp - kSubBits + 2) * kSub;  // exponents kSubBits..kMaxExp, plus the exact range
@@ -34,10 +36,11 @@ public:
         min_ = ns < min_ ? ns : min_;
         max_ = ns > max_ ? ns : max_;
     }
-    // Values that fell in the bucket of `ns` (exact below 128 ns).
+    // Values that fell in bucket b, and in the bucket of `ns` (exact below 2^SubBits ns).
+    uint64_t bucket_count(unsigned b) const { return counts_[b]; }
     uint64_t count_of(uint64_t ns) const { return counts_[bucket_of(ns)]; }
-    void merge(const LatencyHistogram& o);
-    void reset() { *this = LatencyHistogram{}; }
+    void merge(const Histogram& o);
+    void reset() { *this = Histogram{}; }
     uint64_t count() const { return count_; }
     uint64_t min() const { return count_ ? min_ : 0; }
     uint64_t max() const { return max_; }
@@ -63,6 +66,11 @@ private:
     std::array<uint64_t, kBuckets> counts_{};
     uint64_t count_ = 0, sum_ = 0, min_ = UINT64_MAX, max_ = 0;
 };
+
+using LatencyHistogram = Histogram<7>;
+using StreamLatency = Histogram<4>;
+extern template class Histogram<7>;
+extern template class Histogram<4>;
 
 // Live latency: hands interval histograms from an RX worker to the control thread without
 // either side touching a histogram the other is using. The worker adds samples to

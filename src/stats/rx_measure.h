@@ -36,14 +36,26 @@ struct RxResult {
     GapStats arrivals;
     // --capture: the first frames received (configured before the trial; inactive otherwise).
     FrameCapture capture;
+    // A mix of streams: latency per stream (indexed by the stream's place in the mix; each
+    // signed stream id maps to its stream through `stream_of`, sized before the trial).
+    std::vector<StreamLatency> stream_latency;
+    std::vector<uint16_t> stream_of;
+    // Sizes that vary: frames received per size on the wire (FCS included; the last entry
+    // holds every larger frame). Empty otherwise.
+    std::vector<uint64_t> sizes;
 };
+
+// Frames received per size (RxResult::sizes): one entry per byte up to this.
+inline constexpr uint32_t kSizeSlots = 9024;
 
 class RxMeasure {
 public:
     // signature=false: every frame counts as ours (plain frames, no sequence tracking).
     RxMeasure(bool signature, uint32_t nonce, uint32_t streams, RxResult* out)
         : sig_(signature), nonce_(nonce), nstreams_(streams), out_(out), live_(out->live.get()),
-          lat_(live_ ? &live_->buf[0] : &out->latency) {
+          lat_(live_ ? &live_->buf[0] : &out->latency),
+          stream_of_(out->stream_of.empty() ? nullptr : out->stream_of.data()),
+          stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()) {
         out_->streams.resize(streams);
     }
     void burst_time(uint64_t rx_ns) { now48_ = rx_ns & LR_SIG48_MASK; }
@@ -105,6 +117,7 @@ private:
             if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
                 lat_->add(lat);
                 st.jitter.add(r.ts, r.ts + lat);
+                if (stream_lat_) stream_lat_[stream_of_[r.stream]].add(lat);
             }
         }
     }
@@ -115,6 +128,8 @@ private:
     RxResult* out_;
     LatencyExchange* live_;
     LatencyHistogram* lat_;
+    const uint16_t* stream_of_;
+    StreamLatency* stream_lat_;
     uint32_t seen_ = 0;
     uint64_t now48_ = 0;
     uint64_t ours_ = 0, foreign_ = 0, malformed_ = 0, stale_ = 0;

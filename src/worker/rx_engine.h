@@ -2,6 +2,8 @@
 // of every frame in it), classify and track each frame (stats::RxMeasure), count the bytes
 // on the wire, release the buffers, publish the counters.
 #pragma once
+#include <algorithm>
+
 #include "packet/signature.h"
 #include "stats/rx_measure.h"
 #include "stats/tsc_clock.h"
@@ -37,6 +39,7 @@ bool rx_engine(Ops& ops, const WorkerConfig& w) {
     stats::BurstClock clk;
     stats::FrameCapture* cap = r.result->capture.active() ? &r.result->capture : nullptr;
     uint64_t packets = 0, bytes = 0, first = 0, last = 0;
+    uint64_t* sizes = r.result->sizes.empty() ? nullptr : r.result->sizes.data();  // sizes that vary
     while (loop.running()) {
         publish(c.polls, loop.poll());
         meas.poll();
@@ -67,7 +70,9 @@ bool rx_engine(Ops& ops, const WorkerConfig& w) {
                     if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
                 if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
             }
-            b += ops.wire_bytes(i);
+            const uint64_t wb = ops.wire_bytes(i);
+            b += wb;
+            if (sizes) ++sizes[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
             meas.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
         }
         // --capture: a pass of its own over the burst, so the counting loop above stays as

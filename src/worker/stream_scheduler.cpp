@@ -8,6 +8,8 @@ namespace {
 
 // The round robin's table: weights to whole numbers at this resolution (0.01 % of the fill).
 constexpr double kFillResolution = 10000;
+// A share that waits for another stream has no start time yet.
+constexpr uint64_t kOnStream = UINT64_MAX;
 
 }  // namespace
 
@@ -44,7 +46,7 @@ void StreamScheduler::start(uint64_t now) {
     for (uint32_t s = 0; s < st_.size(); ++s) {
         Share& sh = st_[s];
         sh.state = State::waiting;
-        sh.resume_at = sh.def->after >= 0 ? 0 : now + sh.def->delay_ns;
+        sh.resume_at = sh.def->after >= 0 ? kOnStream : now + sh.def->delay_ns;
         waiting_.push_back(s);
     }
     activate(now);
@@ -67,7 +69,7 @@ void StreamScheduler::activate(uint64_t now) {
     for (size_t i = 0; i < waiting_.size(); ++i) {
         const uint32_t s = waiting_[i];
         Share& sh = st_[s];
-        if (sh.state == State::waiting && sh.resume_at == 0) {  // waits for another stream
+        if (sh.state == State::waiting && sh.resume_at == kOnStream) {  // waits for another stream
             const auto& pr = (*p_.progress)[static_cast<size_t>(sh.def->after)];
             if (pr.done_shares.load(std::memory_order_acquire) < pr.shares) {
                 waits_on_streams_ = true;
@@ -91,7 +93,7 @@ void StreamScheduler::activate(uint64_t now) {
 void StreamScheduler::rebuild_next_event() {
     next_event_ = UINT64_MAX;
     for (const uint32_t s : waiting_)
-        if (st_[s].resume_at) next_event_ = std::min(next_event_, st_[s].resume_at);
+        if (st_[s].resume_at != kOnStream) next_event_ = std::min(next_event_, st_[s].resume_at);
 }
 
 void StreamScheduler::rebuild_fill() {

@@ -70,7 +70,7 @@ private:
         State state = State::waiting;
         uint64_t left = 0;        // frames still to plan (count shares)
         uint32_t in_burst = 0;    // multi-burst: frames of the current burst planned
-        uint64_t resume_at = 0;   // waiting (delay) or gap: when it starts again (0: on its predecessor)
+        uint64_t resume_at = 0;   // waiting (delay) or gap: when it starts again (UINT64_MAX: on its predecessor)
         uint32_t flow = 0;        // the next flow
         uint32_t size_pos = 0;    // position in the period, or the random draw's state
         uint64_t rng = 0;

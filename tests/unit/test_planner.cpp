@@ -118,7 +118,7 @@ TEST(MergeStreams, SenderKnownLossIsSentMinusReceived) {
     for (uint64_t s = 0; s < 10; ++s) rx1.streams[2].seq.add(s);  // stream 2 spread over two queues
     for (uint64_t s = 10; s < 50; ++s) rx0.streams[2].seq.add(s);
     std::vector<std::string> v;
-    const auto r = engine::merge_streams({{&ids0, &sent0}, {&ids1, &sent1}}, {&rx0, &rx1}, true, v);
+    const auto r = engine::merge_flows({{&ids0, &sent0}, {&ids1, &sent1}}, {&rx0, &rx1}, true, v);
     EXPECT_TRUE(v.empty());
     ASSERT_EQ(r.size(), 3u);
     EXPECT_EQ(r[0].sent, 100u);
@@ -136,7 +136,7 @@ TEST(MergeStreams, ReceivingMoreThanWasSentIsAViolation) {
     rx.streams.resize(1);
     for (uint64_t s = 0; s < 11; ++s) rx.streams[0].seq.add(s);
     std::vector<std::string> v;
-    engine::merge_streams({{&ids, &sent}}, {&rx}, true, v);
+    engine::merge_flows({{&ids, &sent}}, {&rx}, true, v);
     ASSERT_EQ(v.size(), 1u);
     EXPECT_NE(v[0].find("stream 0: received 11 distinct packets but sent 10"), std::string::npos) << v[0];
 }
@@ -147,7 +147,7 @@ TEST(MergeStreams, WithoutTheSenderLossIsSequenceGapsAndOnlyStreamsSeenAreListed
     for (uint64_t s = 0; s < 100; ++s)
         if (s % 10) rx.streams[5].seq.add(s);  // 90 of 0..99
     std::vector<std::string> v;
-    const auto r = engine::merge_streams({}, {&rx}, false, v);
+    const auto r = engine::merge_flows({}, {&rx}, false, v);
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].stream, 5u);
     EXPECT_FALSE(r[0].tx_known);

@@ -88,12 +88,15 @@ TEST(Session, HundredTrialsCountExactlyAndLeaveNothingBehind) {
         EXPECT_EQ(r.rx.packets, 20000u) << i;
         EXPECT_EQ(r.lost, 0u) << i;
         EXPECT_EQ(r.flushed_before, 0u) << i;
-        ASSERT_EQ(r.streams.size(), 2u);
-        for (const auto& st : r.streams) {
+        ASSERT_EQ(r.flows.size(), 2u);
+        for (const auto& st : r.flows) {
             EXPECT_EQ(st.sent, 10000u) << i;
             EXPECT_EQ(st.received, 10000u) << i;
             EXPECT_EQ(st.lost, 0u) << i;
         }
+        ASSERT_EQ(r.streams.size(), 1u) << "the one stream the options describe, its two flows added up";
+        EXPECT_EQ(r.streams[0].sent, 20000u) << i;
+        EXPECT_EQ(r.streams[0].received, 20000u) << i;
         EXPECT_EQ(r.ports[0].opackets, 20000u) << "port counters are per trial";
         EXPECT_EQ(r.ports[1].ipackets, 20000u);
         EXPECT_EQ(threads_once_exited(threads), threads) << "worker threads outlived trial " << i;
@@ -116,6 +119,8 @@ TEST(Session, WireLossIsExactAndTheThresholdJudgesIt) {
     EXPECT_EQ(r.tx.packets, 10000u);
     EXPECT_EQ(r.rx.unique, 9000u);
     EXPECT_EQ(r.lost, 1000u);
+    ASSERT_EQ(r.flows.size(), 1u);
+    EXPECT_EQ(r.flows[0].lost, 1000u);
     ASSERT_EQ(r.streams.size(), 1u);
     EXPECT_EQ(r.streams[0].lost, 1000u);
     EXPECT_EQ(r.verdict, result::Verdict::fail) << "10 % lost against --max-loss 5";

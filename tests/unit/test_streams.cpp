@@ -1,0 +1,414 @@
+// Streams: their definitions (--stream, [[stream]], sizes), the rates and counts a trial gives
+// them, and the scheduler that interleaves them on a queue.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "engine/program_builder.h"
+#include "frame_checks.h"
+#include "packet/signature.h"
+#include "spec/options.h"
+#include "spec/profile.h"
+#include "spec/size_spec.h"
+#include "spec/stream_rates.h"
+#include "usage_error.h"
+#include "worker/frame_composer.h"
+#include "worker/stream_scheduler.h"
+
+using namespace lr;
+
+namespace {
+
+template <class F>
+void expect_usage(F&& f, const std::string& needle) {
+    const auto msg = test_support::usage_error(f);
+    EXPECT_NE(msg.find(needle), std::string::npos) << "message was: " << msg << "\nexpected to contain: " << needle;
+}
+
+spec::RunSpec streams_spec(std::vector<std::string> streams, spec::OptionValues extra = {}) {
+    spec::OptionValues o = {{"tx", {"a"}}, {"rx", {"b"}}, {"stream", streams}};
+    for (auto& [k, v] : extra) o[k] = v;
+    return spec::build_run_spec(o);
+}
+
+}  // namespace
+
+TEST(SizeSpec, PredefinedAndCustomDistributionsAreExactPerPeriodInAShuffledOrder) {
+    const auto imix = spec::parse_size_spec("imix", "--size");
+    EXPECT_EQ(imix.sizes(), (std::vector<unsigned>{64, 570, 1518}));
+    EXPECT_EQ(imix.period_counts(), (std::vector<uint64_t>{7, 4, 1}));
+    EXPECT_NEAR(imix.mean(), (7 * 64 + 4 * 570 + 1518) / 12.0, 1e-9);
+    const auto p = imix.period(1);
+    ASSERT_EQ(p.size(), 12u);
+    std::map<uint16_t, int> n;
+    for (auto i : p) ++n[i];
+    EXPECT_EQ(n[0], 7);
+    EXPECT_EQ(n[1], 4);
+    EXPECT_EQ(n[2], 1);
+    EXPECT_NE(p, (std::vector<uint16_t>{0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2})) << "shuffled, not in trains";
+    EXPECT_EQ(p, imix.period(1)) << "the same seed, the same order";
+    EXPECT_NE(p, imix.period(2));
+    // OTG's two-decimal weights: a period of 10000 frames, exact.
+    const auto ipsec = spec::parse_size_spec("ipsec-imix", "--size");
+    EXPECT_EQ(ipsec.period_counts(), (std::vector<uint64_t>{5867, 200, 2366, 1567}));
+    EXPECT_EQ(ipsec.period(7).size(), 10000u);
+    const auto custom = spec::parse_size_spec("128:2/256:6", "--size");
+    EXPECT_EQ(custom.period_counts(), (std::vector<uint64_t>{1, 3}));
+    EXPECT_EQ(custom.str(), "128:2/256:6");
+    const auto inc = spec::parse_size_spec("64:80:+8", "--size");
+    EXPECT_EQ(inc.sizes(), (std::vector<unsigned>{64, 72, 80}));
+    EXPECT_EQ(inc.period(3), (std::vector<uint16_t>{0, 1, 2})) << "an increment goes up in order";
+    const auto rnd = spec::parse_size_spec("64..127", "--size");
+    EXPECT_EQ(rnd.kind, spec::SizeSpec::Kind::random);
+    EXPECT_EQ(rnd.sizes().size(), 64u);
+    EXPECT_TRUE(rnd.period(1).empty());
+}
+
+TEST(SizeSpec, BadSizesAreRefusedQuotingTheValue) {
+    expect_usage([] { spec::parse_size_spec("64:7/63:1", "--size"); }, "invalid --size \"64:7/63:1\": the size \"63\"");
+    expect_usage([] { spec::parse_size_spec("64:0", "--size"); }, "the weight \"0\": expected a number above 0");
+    expect_usage([] { spec::parse_size_spec("64:1.234", "--size"); }, "at most two decimals");
+    expect_usage([] { spec::parse_size_spec("64:1/64:2", "--size"); }, "the size 64 is given twice");
+    expect_usage([] { spec::parse_size_spec("128:64:+1", "--size"); }, "an increment needs LO below HI");
+    expect_usage([] { spec::parse_size_spec("64:128:+0", "--size"); }, "the step \"0\"");
+    expect_usage([] { spec::parse_size_spec("200..100", "--size"); }, "a random range needs LO below HI");
+    expect_usage([] { spec::parse_size_spec("64:999999.99/65:0.01", "--size"); }, "use smaller whole numbers");
+}
+
+TEST(SizeSpec, PredefinedSizesBelowTheFrameKindAreRaisedWithANote) {
+    const auto r = spec::build_run_spec({{"tx", {"a"}}, {"size", {"ipv6-imix"}}, {"ipv6", {"true"}}});
+    EXPECT_EQ(r.size.smallest(), 66u);
+    EXPECT_EQ(r.frame.frame_size, 66u);
+    ASSERT_EQ(r.notes.size(), 1u);
+    EXPECT_NE(r.notes[0].find("ipv6-imix: its 60 byte frames are sent as 66 bytes"), std::string::npos) << r.notes[0];
+    // standard-imix's 58 and 62 both become 64 for IPv4: their weights add up.
+    const auto s = spec::build_run_spec({{"tx", {"a"}}, {"size", {"standard-imix"}}});
+    EXPECT_EQ(s.size.sizes(), (std::vector<unsigned>{64, 594, 1518}));
+    EXPECT_EQ(s.size.period_counts(), (std::vector<uint64_t>{6067, 2366, 1567}));
+    // A custom size below the kind's smallest is refused.
+    expect_usage([] { spec::build_run_spec({{"tx", {"a"}}, {"size", {"64:1/128:1"}}, {"ipv6", {"true"}}}); },
+                 "minimum is 66");
+}
+
+TEST(StreamSpec, KeysAreTheOptionsAndTheCommandLinesFrameOptionsAreTheDefaults) {
+    const auto s = streams_spec({"size=imix,rate=40%,vlan=10", "name=voice,rate=1kpps,dst-port=5060,vary=src-ip,dst-port"},
+                                {{"src-port", {"7000"}}, {"line-rate", {"10G"}}});
+    ASSERT_EQ(s.streams.size(), 2u);
+    EXPECT_EQ(s.streams[0].name, "s1");
+    EXPECT_EQ(s.streams[0].size.str(), "imix");
+    EXPECT_EQ(s.streams[0].frame.vlan, 10);
+    EXPECT_EQ(s.streams[0].frame.src_port, 7000) << "the command line's frame options are every stream's defaults";
+    ASSERT_TRUE(s.streams[0].rate.has_value());
+    EXPECT_EQ(s.streams[0].rate->unit, spec::RateSpec::Unit::percent);
+    EXPECT_EQ(s.streams[1].name, "voice");
+    EXPECT_EQ(s.streams[1].frame.dst_port, 5060);
+    EXPECT_FALSE(s.streams[1].frame.vlan.has_value());
+    EXPECT_EQ(s.streams[1].vary, unsigned(flow::vary_src_ip | flow::vary_dst_port)) << "a list value takes commas";
+    EXPECT_EQ(s.mix_flows(), 2u) << "one flow per queue each";
+    // Without --stream, the options describe the one stream.
+    const auto one = spec::build_run_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"size", {"imix"}}});
+    ASSERT_EQ(one.mix().size(), 1u);
+    EXPECT_EQ(one.mix()[0].size.str(), "imix");
+    EXPECT_FALSE(one.single_fixed_stream());
+    EXPECT_TRUE(spec::build_run_spec({{"tx", {"a"}}}).single_fixed_stream());
+}
+
+TEST(StreamSpec, BadDefinitionsAreRefusedWithTheStreamsText) {
+    const auto bad = [](std::vector<std::string> st, const std::string& needle, spec::OptionValues extra = {}) {
+        expect_usage([&] { streams_spec(st, extra); }, needle);
+    };
+    bad({"size=imix,colour=red"}, "--stream size=imix,colour=red: unknown key \"colour\" (stream keys: ");
+    bad({"size=9001"}, "--stream size=9001: invalid --size \"9001\": must be between 64 and 9000");
+    bad({"rate=1k,share=50%"}, "rate= and share=: give one of them");
+    bad({"share=60%", "share=50%"}, "the streams' shares add up to 110 %");
+    bad({"count=10,bursts=2,burst-frames=5"}, "count= and bursts=");
+    bad({"bursts=2"}, "bursts= needs burst-frames=N");
+    bad({"burst-gap=1ms"}, "burst-frames= and burst-gap= go with bursts=B");
+    bad({"name=a,count=5", "after=b"}, "after=b: no stream has that name");
+    bad({"name=a", "name=b,after=a"}, "after=a: a never ends (give it count= or bursts=)");
+    bad({"name=a,count=5,after=b", "name=b,count=5,after=a"}, "the streams wait for each other in a circle");
+    bad({"name=a", "name=a"}, "a second stream named a");
+    bad({"port=c"}, "port=c: not a --tx port of this run");
+    bad({"pcap=x.pcap,size=64"}, "size= does not apply to a pcap stream");
+    bad({"speed=2"}, "speed= and loops= go with pcap=FILE");
+    bad({"name=bad name"}, "a name of 1 to 64 letters");
+    bad({"rate=2000G"}, "stream s1: rate 2000G asks", {{"line-rate", {"10G"}}});
+    bad({"rate=6Gbps", "rate=6Gbps"}, "the streams' rates add up to 12 Gbit/s at L1, more than the 10 Gbit/s line rate",
+        {{"line-rate", {"10G"}}});
+    bad({"pattern=poisson"}, "stream s1: --pattern poisson spaces departures at a --rate");
+}
+
+TEST(StreamSpec, ProfileStreamsNameTheirFileLineAndColumn) {
+    const auto p = spec::parse_profile("[ports]\ntx = [\"a\"]\nrx = [\"b\"]\n\n[[stream]]\nname = \"bulk\"\nsize = "
+                                       "\"imix\"\n\n[[stream]]\nname = \"voice\"\nrate = \"1kpps\"\nvlan = 10\n",
+                                       "mix.toml");
+    ASSERT_EQ(p.streams.size(), 2u);
+    const auto s = spec::build_profile_spec(p, {});
+    ASSERT_EQ(s.streams.size(), 2u);
+    EXPECT_EQ(s.streams[1].name, "voice");
+    EXPECT_EQ(s.streams[1].frame.vlan, 10);
+    const auto q = spec::parse_profile("[ports]\ntx = [\"a\"]\n\n[[stream]]\nsize = \"imix\"\nflavour = 3\n", "bad.toml");
+    expect_usage([&] { spec::build_profile_spec(q, {}); }, "bad.toml:6:11: unknown key \"flavour\"");
+    const auto r = spec::parse_profile("[ports]\ntx = [\"a\"]\n\n[[stream]]\nsize = 63\n", "small.toml");
+    expect_usage([&] { spec::build_profile_spec(r, {}); }, "small.toml:5:8: invalid --size \"63\"");
+    expect_usage([] { spec::parse_profile("[[flows]]\na = 1\n", "t.toml"); }, "the only array of tables a profile has is [[stream]]");
+}
+
+TEST(StreamRates, SharesOfTheRunsRateCountsAndBitRatesAtTheMeanSize) {
+    // Shares of --rate in packets: 25 % and the rest.
+    auto s = streams_spec({"share=25%", "size=128"}, {{"rate", {"100kpps"}}, {"count", {"1001"}}});
+    auto r = spec::stream_rates(s, 0);
+    EXPECT_DOUBLE_EQ(r[0].pps, 25000);
+    EXPECT_DOUBLE_EQ(r[1].pps, 75000);
+    ASSERT_TRUE(r[0].count && r[1].count);
+    EXPECT_EQ(*r[0].count + *r[1].count, 1001u) << "the run's count split exactly";
+    EXPECT_EQ(*r[0].count, 250u);
+    // A stream's own bit rate counts frames of its mean size (IMIX: 353.83 bytes, L1 adds 20).
+    s = streams_spec({"size=imix,rate=1Gbps"});
+    r = spec::stream_rates(s, 0);
+    EXPECT_NEAR(r[0].pps, 1e9 / ((353.8333333 + 20) * 8), 1e-3);
+    // --rate max: the shares are weights of what the device takes.
+    s = streams_spec({"share=20%", "share=80%"});
+    r = spec::stream_rates(s, 0);
+    EXPECT_EQ(r[0].pps, 0);
+    EXPECT_DOUBLE_EQ(r[0].weight, 0.2);
+    EXPECT_DOUBLE_EQ(r[1].weight, 0.8);
+    s = streams_spec({"rate=1kpps", "name=bulk"}, {{"count", {"100"}}});
+    expect_usage([&] { spec::stream_rates(s, 0); }, "give each stream a count= of its own");
+}
+
+namespace {
+
+// A program of shares for the scheduler alone: templates are indexes, nothing is written.
+struct Prog {
+    worker::TxProgram p;
+    Prog() { p.progress = std::make_shared<std::vector<worker::StreamProgress>>(4); }
+    worker::StreamShare& add(uint32_t stream, uint32_t flows = 1) {
+        worker::StreamShare sh;
+        sh.stream = stream;
+        sh.flows = flows;
+        for (uint32_t f = 0; f < flows; ++f) {
+            sh.templates.push_back(static_cast<uint32_t>(p.templates.size()));
+            p.templates.emplace_back();
+        }
+        sh.sizes = {64};
+        sh.size_row = {0};
+        p.shares.push_back(sh);
+        (*p.progress)[stream].shares = 1;
+        return p.shares.back();
+    }
+};
+
+std::vector<worker::PlannedFrame> drain(worker::StreamScheduler& s, uint64_t now, uint32_t room) {
+    std::vector<worker::PlannedFrame> out(room);
+    out.resize(s.next(now, room, out.data()));
+    return out;
+}
+
+}  // namespace
+
+TEST(StreamScheduler, UnpacedSharesTakeExactlyTheirWeightEveryPeriodWithoutTrains) {
+    Prog g;
+    g.add(0).weight = 0.25;
+    g.add(1).weight = 0.75;
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    const auto f = drain(s, 0, 400);
+    ASSERT_EQ(f.size(), 400u);
+    int n0 = 0, run = 0, longest = 0;
+    for (size_t i = 0; i < f.size(); ++i) {
+        n0 += f[i].share == 0;
+        run = i && f[i].share == f[i - 1].share ? run + 1 : 1;
+        longest = std::max(longest, run);
+        if (i % 4 == 3) {
+            EXPECT_EQ(n0, int(i + 1) / 4) << "exact over every period of 4, at frame " << i;
+        }
+    }
+    EXPECT_LE(longest, 3) << "spread over the period";
+    EXPECT_EQ(s.planned(0), 100u);
+    EXPECT_FALSE(s.done()) << "continuous shares never end";
+}
+
+TEST(StreamScheduler, CountsEndSharesAndSizesFollowThePeriod) {
+    Prog g;
+    auto& a = g.add(0, 2);
+    a.weight = 0.5;
+    a.count = 30;
+    a.sizes = {64, 570, 1518};
+    a.size_row = {0, 0, 0};
+    a.period = spec::parse_size_spec("imix", "--size").period(1);
+    // Two flows: templates per row x flow; one row here.
+    g.add(1).weight = 0.5;
+    g.p.shares[1].count = 10;
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    const auto f = drain(s, 0, 100);
+    EXPECT_EQ(f.size(), 40u) << "both shares ended: nothing more";
+    EXPECT_TRUE(s.done());
+    uint64_t sizes = s.planned_size(0, 0) + s.planned_size(0, 1) + s.planned_size(0, 2);
+    EXPECT_EQ(sizes, 30u);
+    EXPECT_EQ(s.planned_flow(0, 0), 15u) << "flows take turns";
+    EXPECT_EQ(s.planned_flow(0, 1), 15u);
+    // Two whole periods (24 frames) hold exactly 14, 8 and 2; the other 6 frames are the next period's start.
+    std::map<uint16_t, int> first24;
+    int k = 0;
+    for (const auto& x : f) {
+        if (x.share == 0 && k++ < 24) ++first24[x.size_idx];
+    }
+    EXPECT_EQ(first24[0], 14);
+    EXPECT_EQ(first24[1], 8);
+    EXPECT_EQ(first24[2], 2);
+    std::vector<uint32_t> done;
+    s.for_each_newly_done([&](uint32_t x) { done.push_back(x); });
+    EXPECT_EQ(done.size(), 2u);
+}
+
+TEST(StreamScheduler, PacedSharesKeepTheirOwnRatesAndBurstsTheirGaps) {
+    Prog g;
+    auto& a = g.add(0);
+    a.pacing.pps = 1000;  // 1 ms apart
+    auto& b = g.add(1);
+    b.pacing.pps = 3000;
+    b.burst_frames = 3;
+    b.count = 6;
+    b.burst_gap_ns = 10'000'000;
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    std::map<uint32_t, int> n;
+    for (uint64_t t = 0; t <= 100'000'000; t += 100'000)  // 100 ms in 0.1 ms steps
+        for (const auto& x : drain(s, t, 64)) ++n[x.share];
+    EXPECT_NEAR(n[0], 100, 1) << "1000 pps for 100 ms";
+    EXPECT_EQ(n[1], 6) << "two bursts of three, then done";
+    EXPECT_FALSE(s.done()) << "share 0 runs on";
+    // The second burst waited out the gap: planned per time shows it.
+    Prog h;
+    auto& c = h.add(0);
+    c.burst_frames = 2;
+    c.count = 4;
+    c.burst_gap_ns = 5'000'000;
+    c.weight = 1;
+    worker::StreamScheduler u(h.p, 64);
+    u.start(0);
+    EXPECT_EQ(drain(u, 0, 64).size(), 2u) << "the first burst, unpaced";
+    EXPECT_EQ(drain(u, 4'000'000, 64).size(), 0u) << "in the gap";
+    EXPECT_EQ(u.next_due(4'000'000), 5'000'000u);
+    EXPECT_EQ(drain(u, 5'000'000, 64).size(), 2u) << "the second burst";
+    EXPECT_TRUE(u.done());
+}
+
+TEST(StreamScheduler, DelaysAndChainsStartSharesInOrder) {
+    Prog g;
+    auto& a = g.add(0);
+    a.weight = 1;
+    a.count = 5;
+    auto& b = g.add(1);
+    b.weight = 1;
+    b.count = 5;
+    b.after = 0;
+    auto& c = g.add(2);
+    c.weight = 1;
+    c.count = 5;
+    c.delay_ns = 2'000'000;
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    auto f = drain(s, 0, 64);
+    ASSERT_EQ(f.size(), 5u) << "only a: b waits for it, c for its delay";
+    for (const auto& x : f) EXPECT_EQ(x.share, 0u);
+    s.for_each_newly_done([&](uint32_t x) { (*g.p.progress)[g.p.shares[x].stream].done_shares.fetch_add(1); });
+    f = drain(s, 1'000'000, 64);
+    ASSERT_EQ(f.size(), 5u) << "a is done on every queue: b starts";
+    for (const auto& x : f) EXPECT_EQ(x.share, 1u);
+    f = drain(s, 2'000'000, 64);
+    ASSERT_EQ(f.size(), 5u) << "c at its delay";
+    for (const auto& x : f) EXPECT_EQ(x.share, 2u);
+    EXPECT_TRUE(s.done());
+}
+
+TEST(StreamScheduler, FramesTheDeviceCouldNotTakeAreSentLaterWithTheirSizesAndFlows) {
+    Prog g;
+    auto& a = g.add(0, 3);
+    a.weight = 1;
+    a.count = 10;
+    a.sizes = {64, 128};
+    a.size_row = {0, 0};
+    a.period = {0, 1};
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    auto f = drain(s, 0, 8);
+    ASSERT_EQ(f.size(), 8u);
+    s.unplan(f.data() + 5, 3);  // the device took five
+    EXPECT_EQ(s.planned(0), 5u);
+    const auto rest = drain(s, 0, 64);
+    ASSERT_EQ(rest.size(), 5u) << "the count is kept: five more";
+    EXPECT_EQ(rest[0].tmpl, f[5].tmpl) << "the same flow and size as the frame taken back";
+    EXPECT_EQ(rest[0].size_idx, f[5].size_idx);
+    EXPECT_EQ(s.planned_size(0, 0), 5u);
+    EXPECT_EQ(s.planned_size(0, 1), 5u);
+    EXPECT_TRUE(s.done());
+}
+
+namespace {
+
+// Every frame the composer writes for a trial of `spec` (one sending queue), `n` frames of it,
+// in buffers that start zeroed and are reused as a device's would be.
+struct Written {
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<worker::PlannedFrame> plan;
+    engine::TxPrograms progs;
+};
+Written compose(const spec::RunSpec& spec, uint32_t n) {
+    Written w;
+    w.progs = engine::build_programs(spec, {{spec.tx[0].port, 0}});
+    const auto& p = *w.progs.queues[0];
+    worker::StreamScheduler sched(p, 64);
+    worker::FrameComposer comp(p, spec.signature);
+    sched.start(1'000'000);
+    std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(w.progs.max_len, 0));
+    w.plan.resize(n);
+    const uint32_t got = sched.next(1'000'000, n, w.plan.data());
+    w.plan.resize(got);
+    comp.begin_burst(123456789);
+    for (uint32_t i = 0; i < got; ++i) {
+        auto& b = bufs[i % bufs.size()];  // a buffer that held another frame before
+        comp.write(b.data(), w.plan[i]);
+        w.frames.emplace_back(b.begin(), b.begin() + w.plan[i].len);
+    }
+    return w;
+}
+
+}  // namespace
+
+TEST(FrameComposer, EveryFrameOfEverySizeIsSignedAndItsChecksumsHold) {
+    // IMIX, a VLAN stream, and IPv6 sizes on both sides of the full signature (78 bytes: the
+    // short layout; 90: sequence and timestamp).
+    auto spec = streams_spec({"size=imix,flows=2", "size=64:1/100:1,vlan=7", "size=78:1/90:1,ipv6"});
+    const auto w = compose(spec, 300);
+    ASSERT_EQ(w.frames.size(), 300u);
+    std::map<uint32_t, uint64_t> next_seq;
+    std::set<size_t> lens;
+    for (size_t i = 0; i < w.frames.size(); ++i) {
+        const auto& f = w.frames[i];
+        lens.insert(f.size());
+        const bool vlan = f[12] == 0x81;
+        test_support::expect_checksums_verify(f, vlan);
+        const auto c = packet::sig_classify(f.data(), f.size(), spec.nonce, spec.rx_streams());
+        ASSERT_EQ(c.cls, packet::FrameClass::ours) << "frame " << i << " of " << f.size() << " bytes";
+        EXPECT_EQ(c.seq, next_seq[c.stream]++) << "each flow's sequence counts up, across its sizes and layouts";
+        const size_t ip = vlan ? 18 : 14;
+        const size_t payload = f.size() - ip - (f[ip - 2] == 0x86 ? 40 : 20) - 8;
+        EXPECT_EQ(c.has_ts, payload >= 18) << f.size() << "-byte frame: the layout follows its length";
+        if (c.has_ts) {
+            EXPECT_EQ(c.ts_ns, 123456789u);
+        }
+    }
+    EXPECT_EQ(next_seq.size(), 4u) << "IMIX's two flows, one each for the others";
+    EXPECT_EQ(lens, (std::set<size_t>{60, 566, 1514, 96, 74, 86})) << "every size of every stream";
+}
+
+TEST(FrameComposer, UnsignedFramesKeepValidChecksumsAtEverySize) {
+    auto spec = streams_spec({"size=64:80:+4", "size=100..200,proto=tcp"}, {{"no-signature", {"true"}}});
+    const auto w = compose(spec, 200);
+    ASSERT_EQ(w.frames.size(), 200u);
+    for (const auto& f : w.frames) test_support::expect_checksums_verify(f, false);
+}
