@@ -165,6 +165,8 @@ void RunSpec::validate() const {
     if (reflect && (tx.size() != 1 || rx.size() != 1 || !(tx[0] == rx[0])))
         throw UsageError("reflect: one port, receiving and sending on the same queues");
     if (reflect && count) throw UsageError("reflect runs for --duration (or until interrupted), not for a --count");
+    if (outstanding && !single_fixed_stream())
+        throw UsageError("--outstanding sends one frame template: give it no --stream and one --size");
     if (outstanding) {
         if (!signed_frames())
             throw UsageError("--outstanding matches responses by sequence number: the frames must carry a signature");

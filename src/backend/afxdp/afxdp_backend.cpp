@@ -120,6 +120,27 @@ void AfxdpBackend::check_port(const Port& p) const {
                                    nd.name));
 }
 
+// What the receive program steers to the sockets: every stream's protocol and destination
+// ports (a replayed capture's frames can be anything: all of them); a reflector takes both
+// protocols on its ports and checks the signature's magic itself.
+RxMatch rx_match(const spec::RunSpec& spec) {
+    RxMatch m;
+    m.udp = m.tcp = false;
+    m.dst_port_lo = 65535;
+    m.dst_port_hi = 0;
+    for (const auto& st : spec.mix()) {
+        if (st.replay) return RxMatch{};
+        const uint32_t nflows = spec.stream_flows(st);
+        (st.frame.l4 == packet::L4::udp ? m.udp : m.tcp) = true;
+        const bool vary_dport = nflows > 1 && (st.vary & flow::vary_dst_port);
+        m.dst_port_lo = std::min(m.dst_port_lo, st.frame.dst_port);
+        m.dst_port_hi = std::max(m.dst_port_hi, static_cast<uint16_t>(vary_dport ? st.frame.dst_port + nflows - 1
+                                                                                 : st.frame.dst_port));
+    }
+    if (spec.reflect) m.udp = m.tcp = true;
+    return m;
+}
+
 // --tx-engine auto: live frames for an unpaced sender-only run where the frames can be seen to
 // get through: a veth whose peer runs an XDP program (or is one of this run's receiving
 // ports, which will), or a driver that attaches XDP natively. Otherwise sockets, which pace per
@@ -132,6 +153,8 @@ void AfxdpBackend::choose_engines(const spec::RunSpec& spec, const backend::Sess
         if (why_not.empty() && worker::sends(w.role) && w.role != worker::Role::tx)
             why_not = "request/response and reflect send through sockets";
     if (why_not.empty() && spec.session_max_frame() > kLiveMaxFrame) why_not = "frames larger than a page";
+    if (why_not.empty() && !spec.single_fixed_stream())
+        why_not = "streams (several, or sizes that vary): their frames are composed one by one in user space";
     if (why_not.empty() && !spec.capture_path.empty() && spec.captures_sent())
         why_not = "--capture-filter sent: the frames must pass through user space";
     for (auto& p : ports_) {
@@ -186,21 +209,16 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
                                  "--tx-engine socket");
         if (!spec.capture_path.empty() && spec.captures_sent())
             throw UsageError("--capture-filter sent: live frames never reach user space; use --tx-engine socket");
+        if (!spec.single_fixed_stream())
+            throw UsageError("--tx-engine live sends copies of one frame: streams (several, or sizes that vary) need "
+                             "--tx-engine socket");
         for (auto& p : ports_) p.live = p.ntx > 0;
     } else if (spec.afxdp.tx_engine == spec::TxEngine::auto_mode) {
         choose_engines(spec, layout);
     }
 
-    const auto& f = spec.frame;
     const XdpMode xmode = xdp_mode_of(spec.afxdp.xdp_mode);
-    RxMatch match;
-    match.udp = f.l4 == packet::L4::udp;
-    match.tcp = f.l4 == packet::L4::tcp;
-    const uint32_t nflows = spec.effective_flows();
-    const bool vary_dport = nflows > 1 && (spec.vary & flow::vary_dst_port);
-    match.dst_port_lo = f.dst_port;
-    match.dst_port_hi = static_cast<uint16_t>(vary_dport ? f.dst_port + nflows - 1 : f.dst_port);
-    if (spec.reflect) match.udp = match.tcp = true;  // the reflector checks the signature magic itself
+    const RxMatch match = rx_match(spec);
 
     XskConfig xc;
     xc.ring = spec.ring_size();
