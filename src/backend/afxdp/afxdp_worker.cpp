@@ -1,13 +1,11 @@
 // The engines' hot loops for AF_XDP are instantiated here, in a file built with -falign-loops=64.
 #include "backend/afxdp/afxdp_worker.h"
 
-#include <chrono>
-#include <thread>
-
 #include "backend/afxdp/xsk_ops.h"
 #include "worker/reflect_engine.h"
 #include "worker/rr_engine.h"
 #include "worker/rx_engine.h"
+#include "worker/sink_engine.h"
 #include "worker/tx_engine.h"
 
 namespace lr::afxdp {
@@ -35,35 +33,31 @@ bool run_engine(XskSocket& s, const worker::WorkerConfig& w) {
     return false;
 }
 
-bool run_sink_poller(const XdpSink& sink, const lr_sink_qstats& base, const worker::WorkerConfig& w) {
-    auto& c = *w.rx_counters;
-    uint64_t polls = 0, seen = base.ours, first = 0, last = 0;
-    auto publish_all = [&] {
-        const auto s = sink.queue_stats(w.queue);
-        const uint64_t now = stats::now_ns();
-        if (s.ours != seen) {
-            if (!first) first = now;
-            last = now;
-            seen = s.ours;
-        }
-        stats::publish(c.packets, s.frames - base.frames);
-        stats::publish(c.bytes, s.ours_bytes - base.ours_bytes);
-        stats::publish(c.rx_ours, s.ours - base.ours);
-        stats::publish(c.rx_unique, s.ours - base.ours);  // the sink cannot tell duplicates apart
-        stats::publish(c.rx_foreign, s.foreign - base.foreign);
-        stats::publish(c.rx_malformed, s.malformed - base.malformed);
-        stats::publish(c.rx_stale, s.stale - base.stale);
-        stats::publish(c.polls, ++polls);
-    };
-    while (!w.ctl->stop_rx.load(std::memory_order_relaxed)) {
-        publish_all();
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+namespace {
+
+// The XDP counting sink's maps, for one queue, counted from the trial's start.
+class XdpSinkOps {
+public:
+    XdpSinkOps(const XdpSink& sink, const lr_sink_qstats& base, uint32_t queue)
+        : sink_(sink), base_(base), queue_(queue) {}
+    worker::SinkTotals totals() const {
+        const auto s = sink_.queue_stats(queue_);
+        return {s.frames - base_.frames, s.ours - base_.ours,         s.ours_bytes - base_.ours_bytes,
+                s.foreign - base_.foreign, s.malformed - base_.malformed, s.stale - base_.stale};
     }
-    publish_all();
-    if (w.queue == 0 && w.rx.result) w.rx.result->sink = sink.streams();  // per port, once
-    stats::publish(c.first_pkt_ns, first);
-    stats::publish(c.last_pkt_ns, last);
-    return true;
+    std::vector<std::pair<uint64_t, uint64_t>> streams() const { return sink_.streams(); }
+
+private:
+    const XdpSink& sink_;
+    const lr_sink_qstats& base_;
+    uint32_t queue_;
+};
+static_assert(worker::SinkQueueOps<XdpSinkOps>);
+
+}  // namespace
+
+bool run_sink_poller(const XdpSink& sink, const lr_sink_qstats& base, const worker::WorkerConfig& w) {
+    return worker::sink_engine(XdpSinkOps(sink, base, w.queue), w);
 }
 
 }  // namespace lr::afxdp

@@ -22,7 +22,7 @@
 #include "util/error.h"
 #include "worker/engine_common.h"
 #include "worker/pacer.h"
-#include "worker/tx_engine.h"
+#include "worker/live_engine.h"
 #include "xdp_live_tx.skel.h"
 
 namespace lr::afxdp {
@@ -149,103 +149,37 @@ void install_stop_handler() {
 
 }  // namespace
 
-bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w) {
-    using stats::publish;
-    const worker::TxSetup& t = w.tx;
-    auto& c = *w.tx_counters;
+LiveQueueOps::LiveQueueOps(const LiveTxProgram& p, const worker::WorkerConfig& w)
+    : p_(p), t_(w.tx), keys_(p.keys_of(w)), owner_(pthread_self()) {
     install_stop_handler();
-    const size_t nflows = std::max<size_t>(t.templates.size(), 1);
-    // Each call ends in an RCU grace period in the kernel (its page pool is torn down), so
-    // calls are long: unpaced, as long as the trial (a signal stops it); paced, 50 ms of frames
-    // sent back to back (the granularity of live-frames pacing: docs/afxdp.md). With several
-    // flows per queue the flows take turns, 65536 frames (or a paced call) each.
-    auto plan = t.pacing;
-    uint32_t chunk = nflows > 1 ? 65536u : (1u << 30);
-    if (plan.pps > 0) {
-        chunk = std::clamp<uint32_t>(static_cast<uint32_t>(plan.pps * 0.05), 1, chunk);
-        plan.max_burst = chunk;  // a call's frames leave together: the tolerance spans two calls
-    }
-    worker::LoopFrame loop(w.ctl->stop_tx, w.yield_when_idle);
-    worker::Pacer pacer(plan);
-    stats::BurstClock clk;
-    const bool timed = pacer.limited() || t.departures;
-    if (pacer.limited()) prctl(PR_SET_TIMERSLACK, 1UL);
-    if (timed) pacer.start(clk.now());
-    bpf_test_run_opts opts{};
-    opts.sz = sizeof(opts);
-    opts.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
-    opts.batch_size = std::min<uint32_t>(std::max<uint32_t>(t.burst, 1), 256);
-    const auto keys = p.keys_of(w);
-    auto produced = [&] {
-        uint64_t n = 0;
-        for (auto k : keys) n += p.produced(k);
-        return n;
-    };
-    // The watcher publishes what the program produced while the worker is inside the kernel,
-    // and turns the stop flag into a signal to the worker.
-    const pthread_t self = pthread_self();
-    std::atomic<bool> done{false};
-    std::thread watcher([&] {
-        while (!done.load(std::memory_order_relaxed)) {
-            const uint64_t n = produced();
-            publish(c.packets, n);
-            publish(c.bytes, n * t.wire_bytes);
-            if (w.ctl->stop_tx.load(std::memory_order_relaxed)) pthread_kill(self, kStopSignal);
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
-    });
-    uint64_t errors = 0, sent = 0;
-    worker::PacingPublisher publish_pacing;
-    bool failed = false;
-    size_t flow = 0;
-    while (loop.running()) {
-        loop.poll();
-        uint64_t want = chunk;
-        if (t.count) want = std::min<uint64_t>(want, t.count > sent ? t.count - sent : 0);
-        if (want == 0) break;
-        uint64_t now = timed ? clk.now() : 0;
-        if (pacer.limited()) {
-            // Wait until a whole call's frames are due, then take them from the schedule.
-            const uint64_t at = pacer.nth_due(static_cast<uint32_t>(want));
-            if (now < at) {
-                worker::detail::wait_for_departure(static_cast<int64_t>(at - now), w.yield_when_idle);
-                continue;
-            }
-            want = pacer.due(now, static_cast<uint32_t>(want));
-            if (want == 0) continue;
-        }
-        const auto& tpl = t.templates[flow];
-        flow = flow + 1 == nflows ? 0 : flow + 1;
-        opts.data_in = tpl.data();
-        opts.data_size_in = t.frame_len;
-        opts.repeat = static_cast<int>(std::min<uint64_t>(want, INT32_MAX));
-        if (bpf_prog_test_run_opts(p.prog_fd(), &opts) != 0) {
-            if (errno != EINTR) {
-                ++errors;
-                failed = true;
-            }
-        }
-        const uint64_t now_sent = produced();
-        if (timed && t.departures && now_sent > sent) t.departures->burst(now, static_cast<uint32_t>(now_sent - sent));
-        sent = now_sent;
-        publish(c.tx_errors, errors);
-        publish(c.polls, loop.polls());
-        publish_pacing(c, pacer);
-        if (failed) break;
-    }
-    done.store(true, std::memory_order_relaxed);
-    watcher.join();
-    sent = produced();
-    if (t.sent_per_stream) {
-        t.sent_per_stream->assign(t.streams.size(), 0);
-        if (p.signs())
-            for (size_t k = 0; k < t.streams.size(); ++k) (*t.sent_per_stream)[k] = p.produced(t.streams[k]);
-    }
-    publish(c.packets, sent);
-    publish(c.bytes, sent * t.wire_bytes);
-    publish(c.tx_errors, errors);
-    publish(c.unsent, 0);
-    return !failed;
+    opts_.sz = sizeof(opts_);
+    opts_.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
+    opts_.batch_size = std::min<uint32_t>(std::max<uint32_t>(t_.burst, 1), 256);
+}
+
+bool LiveQueueOps::send(size_t flow, uint64_t n) {
+    opts_.data_in = t_.templates[flow].data();
+    opts_.data_size_in = t_.frame_len;
+    opts_.repeat = static_cast<int>(n);
+    // A pending signal ends the kernel's loop (EINTR): the stop, not an error.
+    return bpf_prog_test_run_opts(p_.prog_fd(), &opts_) == 0 || errno == EINTR;
+}
+
+void LiveQueueOps::interrupt() { pthread_kill(owner_, kStopSignal); }
+
+uint64_t LiveQueueOps::produced() const {
+    uint64_t n = 0;
+    for (auto k : keys_) n += p_.produced(k);
+    return n;
+}
+
+uint64_t LiveQueueOps::produced_of(size_t k) const {
+    return p_.signs() && k < t_.streams.size() ? p_.produced(t_.streams[k]) : 0;
+}
+
+bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w) {
+    LiveQueueOps ops(p, w);
+    return worker::live_engine(ops, w);
 }
 
 }  // namespace lr::afxdp

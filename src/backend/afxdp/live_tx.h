@@ -4,7 +4,9 @@
 // frame crosses into user space and no socket is involved. One program per sending port; one
 // worker per TX queue calls it in a loop on its own CPU (docs/afxdp.md, "TX engines").
 #pragma once
+#include <bpf/bpf.h>
 #include <cstdint>
+#include <pthread.h>
 #include <string>
 #include <vector>
 
@@ -53,7 +55,26 @@ using spec::kLiveMaxFrame;  // the largest frame (FCS included) the kernel's liv
 // Whether this kernel runs live frames at all ("" when it does, else why not).
 std::string live_frames_unsupported();
 
-// The TX loop of one queue over the live-frames program: same pacing, counters, departure
+// The live-frames operations of one sending queue (worker/live_engine.h): each send() is one
+// BPF_PROG_RUN of the program over copies of a template, ended early by a signal.
+class LiveQueueOps {
+public:
+    LiveQueueOps(const LiveTxProgram& p, const worker::WorkerConfig& w);  // on the worker's thread
+    bool send(size_t flow, uint64_t n);
+    void interrupt();
+    uint64_t produced() const;
+    uint64_t produced_of(size_t k) const;
+    size_t flows() const { return t_.templates.size(); }
+
+private:
+    const LiveTxProgram& p_;
+    const worker::TxSetup& t_;
+    std::vector<uint32_t> keys_;
+    bpf_test_run_opts opts_{};
+    pthread_t owner_;
+};
+
+// The live-frames engine of one queue over the program: same pacing, counters, departure
 // record and per-stream sent counts as the socket engine.
 bool run_live_engine(const LiveTxProgram& p, const worker::WorkerConfig& w);
 

@@ -1,0 +1,111 @@
+// One receive queue's burst, the unit every role that receives is built from (the RX engine,
+// request/response): receive, one clock read (the RX timestamp of every frame in it), classify
+// and track each frame (stats::RxMeasure), count the bytes and sizes on the wire, keep what the
+// capture asks for, release the buffers, record the burst's arrival, publish the counters.
+#pragma once
+#include <algorithm>
+
+#include "packet/signature.h"
+#include "stats/rx_measure.h"
+#include "stats/tsc_clock.h"
+#include "worker/engine_common.h"
+#include "worker/queue_ops.h"
+
+namespace lr::worker {
+
+// How many frames ahead the receive loop prefetches.
+inline constexpr uint32_t kPrefetch = 8;
+
+class RxQueue {
+public:
+    explicit RxQueue(const WorkerConfig& w)
+        : r_(w.rx), c_(*w.rx_counters), meas_(r_.sign, r_.nonce, r_.streams, r_.result),
+          cap_(r_.result->capture.active() ? &r_.result->capture : nullptr),
+          sizes_(r_.result->sizes.empty() ? nullptr : r_.result->sizes.data()) {}
+
+    // One burst; returns the frames received (0: the queue was empty, and ops.idle() ran).
+    template <RxQueueOps Ops>
+    uint32_t step(Ops& ops) {
+        using stats::publish;
+        meas_.poll();
+        const uint32_t n = ops.receive(r_.burst);
+        if (n == 0) {
+            ops.idle();
+            return 0;
+        }
+        last_ = clk_.now();
+        if (!first_) first_ = last_;
+        meas_.burst_time(last_);
+        // The frames were written by a device or another core: their first cache line is a
+        // miss. Ask for the next ones while the current ones are classified. Where finding a
+        // frame's data means reading a buffer header (an mbuf), that header is fetched twice as
+        // far ahead. (Plain frames are counted, not read.)
+        constexpr bool kMeta = requires(Ops o) { o.prefetch_meta(0u); };
+        if (r_.sign) {
+            if constexpr (kMeta)
+                for (uint32_t i = 0; i < n && i < 2 * kPrefetch; ++i) ops.prefetch_meta(i);
+            for (uint32_t i = 0; i < n && i < kPrefetch; ++i) __builtin_prefetch(ops.data(i));
+        }
+        uint64_t b = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            if (r_.sign) {
+                if constexpr (kMeta)
+                    if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
+                if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
+            }
+            const uint64_t wb = ops.wire_bytes(i);
+            b += wb;
+            if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
+            meas_.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
+        }
+        // --capture: a pass of its own over the burst, so the counting loop above stays as
+        // tight as without it; once the capture is full it is never looked at again.
+        if (cap_) [[unlikely]] {
+            capture(ops, n);
+            if (!cap_->active()) cap_ = nullptr;
+        }
+        ops.release();
+        r_.result->arrivals.burst(last_, n);
+        packets_ += n;
+        bytes_ += b;
+        publish(c_.packets, packets_);
+        publish(c_.bytes, bytes_);
+        meas_.publish(c_);
+        return n;
+    }
+    // Distinct test frames received so far.
+    uint64_t unique() const { return meas_.unique(); }
+    // The clock of the last burst that brought frames (0: none yet).
+    uint64_t last_ns() const { return last_; }
+    // After the last step: when the first and last frames came.
+    void finish() {
+        if (!first_) return;
+        stats::publish(c_.first_pkt_ns, first_);
+        stats::publish(c_.last_pkt_ns, last_);
+    }
+
+private:
+    // The burst's frames into the capture, classified again (by the same rules) only when the
+    // capture keeps some classes and not others.
+    template <RxQueueOps Ops>
+    void capture(Ops& ops, uint32_t n) {
+        for (uint32_t i = 0; i < n && cap_->active(); ++i) {
+            int cls = 1;
+            if (cap_->filters() && r_.sign) {
+                const auto c = packet::sig_classify(ops.data(i), ops.len(i), r_.nonce, r_.streams);
+                cls = c.cls == packet::FrameClass::ours ? 1 : c.cls == packet::FrameClass::malformed ? 2 : 0;
+            }
+            cap_->take(ops.data(i), ops.len(i), last_, cls);
+        }
+    }
+
+    const RxSetup& r_;
+    stats::QueueCounters& c_;
+    stats::RxMeasure meas_;
+    stats::BurstClock clk_;
+    stats::FrameCapture* cap_;
+    uint64_t* sizes_;  // sizes that vary: frames per size
+    uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
+};
+
+}  // namespace lr::worker
