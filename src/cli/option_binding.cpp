@@ -11,7 +11,11 @@ void BoundOptions::bind(CLI::App& app, unsigned commands) {
         switch (row.kind) {
             case K::flag: o = app.add_flag(row.cli_names(), flags_[name], help); break;
             case K::value: o = app.add_option(row.cli_names(), single_[name], help); break;
-            case K::list: o = app.add_option(row.cli_names(), lists_[name], help); break;
+            // One value per occurrence (repeat the option for more): a list option just before
+            // `--` must not take the EAL arguments after it.
+            case K::list:
+                o = app.add_option(row.cli_names(), lists_[name], help)->allow_extra_args(false);
+                break;
             case K::positional: o = app.add_option(name, lists_[name], help); break;
         }
         o->group(std::string(row.group));

@@ -11,7 +11,10 @@ bytes of data (64 on the wire with FCS), like linerate's default.
 linerate runs twice per round: plain frames (--no-signature, like testpmd's) and signed frames
 (its default: sequence and timestamp written per packet). Prints Mpps per round, the medians and
 the ratios linerate/testpmd. With --compare, a second linerate binary (the build before a change,
-say) runs in every round too, so both ratios come from the same run conditions.
+say) runs in every round too, so both ratios come from the same run conditions. With --streams,
+each round also runs the stream scheduler: one IMIX stream (--size imix) and 16 IMIX streams
+(--stream size=imix x 16) on the one queue, signed; it prints 16 streams against one, and against
+the single 64-byte stream.
 """
 import argparse
 import json
@@ -26,11 +29,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EAL = ["--vdev=net_null0", "--no-pci", "--lcores=0@0,1@1", "--in-memory", "--no-telemetry"]
 
 
-def linerate(binary, seconds, signed, burst):
+def linerate(binary, seconds, signed, burst, extra=()):
     with tempfile.TemporaryDirectory() as d:
         rep = os.path.join(d, "r.json")
         subprocess.run([binary, "run", "-q", "--tx", "net_null0", "--duration", f"{seconds}s", "--json", rep,
-                        "--burst", str(burst)] +
+                        "--burst", str(burst)] + list(extra) +
                        ([] if signed else ["--no-signature"]) + ["--"] + EAL,
                        check=True, capture_output=True, timeout=seconds + 60)
         with open(rep) as f:
@@ -56,17 +59,24 @@ def main():
     ap.add_argument("--linerate", default=os.path.join(HERE, "../../build/src/linerate"))
     ap.add_argument("--burst", type=int, default=64)
     ap.add_argument("--compare", help="a second linerate binary to run in every round")
+    ap.add_argument("--streams", action="store_true", help="also one and 16 IMIX streams (this build only)")
     a = ap.parse_args()
     bins = [("linerate", a.linerate)] + ([("compare", a.compare)] if a.compare else [])
     plain = {n: [] for n, _ in bins}
     signed = {n: [] for n, _ in bins}
     tp = []
+    imix1, imix16 = [], []
+    sixteen = [x for _ in range(16) for x in ("--stream", "size=imix")]
     for i in range(a.rounds):
         line = []
         for name, b in bins:
             plain[name].append(linerate(b, a.seconds, False, a.burst))
             signed[name].append(linerate(b, a.seconds, True, a.burst))
             line.append(f"{name} plain {plain[name][-1]:.2f} Mpps, signed {signed[name][-1]:.2f} Mpps")
+        if a.streams:
+            imix1.append(linerate(a.linerate, a.seconds, True, a.burst, ["--size", "imix"]))
+            imix16.append(linerate(a.linerate, a.seconds, True, a.burst, sixteen))
+            line.append(f"IMIX 1 stream {imix1[-1]:.2f} Mpps, 16 streams {imix16[-1]:.2f} Mpps")
         tp.append(testpmd(a.seconds, a.burst))
         print(f"round {i + 1}: " + "; ".join(line) + f"; testpmd txonly {tp[-1]:.2f} Mpps", flush=True)
     mt = statistics.median(tp)
@@ -74,6 +84,10 @@ def main():
         ml, ms = statistics.median(plain[name]), statistics.median(signed[name])
         print(f"median {name}: plain {ml:.2f}, signed {ms:.2f}, testpmd txonly {mt:.2f} Mpps; "
               f"ratios plain {ml / mt:.2f}x, signed {ms / mt:.2f}x")
+    if a.streams:
+        m1, m16, ms = statistics.median(imix1), statistics.median(imix16), statistics.median(signed["linerate"])
+        print(f"median streams: IMIX 1 stream {m1:.2f}, 16 streams {m16:.2f} Mpps; 16 against 1: {m16 / m1:.2f}x, "
+              f"against the single signed 64-byte stream: {m16 / ms:.2f}x")
 
 
 if __name__ == "__main__":
