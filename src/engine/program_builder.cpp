@@ -28,6 +28,10 @@ size_t extent(const std::vector<uint8_t>& f) {
 
 uint64_t part_of(uint64_t total, uint32_t i, uint32_t n) { return total / n + (i < total % n ? 1 : 0); }
 
+// Up to this many sizes, a stream has a template per size and flow (no lengthening per frame),
+// as long as those are no more than kMaxSizeTemplates.
+constexpr size_t kSizesWithTemplates = 16, kMaxSizeTemplates = 4096;
+
 // A built stream's templates on one queue: a row per signature layout its sizes take (the
 // layout follows the frame's length), a template per flow in each row.
 void synthesized(const spec::RunSpec& spec, const spec::StreamSpec& st, uint32_t first_id,
@@ -37,16 +41,19 @@ void synthesized(const spec::RunSpec& spec, const spec::StreamSpec& st, uint32_t
     const auto specs = flow::make_flows(st.frame, nflows, nflows > 1 ? st.vary : 0);
     const auto sizes = st.size.sizes();
     for (auto s : sizes) sh.sizes.push_back(static_cast<uint16_t>(s));
-    // Rows: consecutive sizes with the same layout (a signed stream's short and full layouts).
-    std::vector<unsigned> row_size;  // the smallest size of each row
+    // Rows: a few sizes (the IMIX family, short weight lists) get a template each, written as
+    // they are; many sizes (increments, random ranges) a template per signature layout (the
+    // short and the full one), built at the row's smallest size and lengthened frame by frame.
+    std::vector<unsigned> row_size;  // the size each row's templates are built at
+    const bool each = sizes.size() <= kSizesWithTemplates && sizes.size() * flows.size() <= kMaxSizeTemplates;
     packet::SigLevel last{};
     for (size_t i = 0; i < sizes.size(); ++i) {
         auto f = st.frame;
         f.frame_size = sizes[i];
         const auto lvl = sign ? packet::sig_layout(f).level : packet::SigLevel::none;
-        if (i == 0 || lvl != last) row_size.push_back(sizes[i]);
+        if (i == 0 || each || lvl != last) row_size.push_back(sizes[i]);
         last = lvl;
-        sh.size_row.push_back(static_cast<uint8_t>(row_size.size() - 1));
+        sh.size_row.push_back(static_cast<uint16_t>(row_size.size() - 1));
     }
     sh.flows = static_cast<uint32_t>(flows.size());
     for (unsigned rs : row_size)

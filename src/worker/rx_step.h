@@ -25,7 +25,7 @@ public:
 
     // One burst; returns the frames received (0: the queue was empty, and ops.idle() ran).
     template <RxQueueOps Ops>
-    uint32_t step(Ops& ops) {
+    [[gnu::always_inline]] uint32_t step(Ops& ops) {
         using stats::publish;
         meas_.poll();
         const uint32_t n = ops.receive(r_.burst);

@@ -24,10 +24,8 @@ StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t) : p_(p) {
         sh.counted = d.count > 0;
         sh.left = d.count;
         sh.rng = d.seed * 0x9E3779B97F4A7C15ull + 1;
-        sh.flow_at = static_cast<uint32_t>(counters);
-        counters += d.replay ? 1 : d.flows;
         sh.size_at = static_cast<uint32_t>(counters);
-        counters += std::max<size_t>(1, d.sizes.size());
+        if (d.random_sizes) counters += d.sizes.size();
         if (sh.counted) ++active_ends_;
         else continuous_ = true;
         st_.push_back(sh);
@@ -125,64 +123,8 @@ void StreamScheduler::rebuild_fill() {
     for (const auto& e : fill_scratch_) fill_.push_back(e.second);
 }
 
-uint16_t StreamScheduler::next_size(Share& sh) {
-    const auto& d = *sh.def;
-    if (d.sizes.size() == 1) return 0;
-    if (d.random_sizes) {  // xorshift64*, then a multiply-shift into [0, sizes)
-        sh.rng ^= sh.rng >> 12;
-        sh.rng ^= sh.rng << 25;
-        sh.rng ^= sh.rng >> 27;
-        const uint64_t r = (sh.rng * 0x2545F4914F6CDD1Dull) >> 32;
-        return static_cast<uint16_t>((r * d.sizes.size()) >> 32);
-    }
-    const uint16_t v = d.period[sh.size_pos];
-    if (++sh.size_pos == d.period.size()) sh.size_pos = 0;
-    return v;
-}
 
-void StreamScheduler::emit(uint32_t s, PlannedFrame& f) {
-    Share& sh = st_[s];
-    const auto& d = *sh.def;
-    f.share = s;
-    uint32_t flow = 0;
-    if (d.replay) {
-        f.tmpl = d.templates[sh.record];
-        if (++sh.record == d.templates.size()) sh.record = 0;
-        f.len = p_.templates[f.tmpl].len;
-        f.size_idx = 0;
-    } else {
-        const uint16_t si = next_size(sh);
-        flow = sh.flow;
-        if (++sh.flow == d.flows) sh.flow = 0;
-        f.tmpl = d.templates[d.size_row[si] * d.flows + flow];
-        f.len = static_cast<uint16_t>(d.sizes[si] - packet::kFcsLen);
-        f.size_idx = si;
-    }
-    ++counts_[sh.flow_at + flow];
-    ++counts_[sh.size_at + f.size_idx];
-    ++sh.planned;
-    if (sh.counted) --sh.left;
-    if (d.burst_frames) ++sh.in_burst;
-}
 
-bool StreamScheduler::after_emit(uint32_t s, uint64_t now) {
-    Share& sh = st_[s];
-    if (sh.counted && sh.left == 0) {
-        sh.state = State::done;
-        --active_ends_;
-        done_order_.push_back(s);
-        return true;
-    }
-    if (sh.def->burst_frames && sh.in_burst == sh.def->burst_frames) {
-        sh.in_burst = 0;
-        sh.state = State::gap;
-        sh.resume_at = now + sh.def->burst_gap_ns;
-        next_event_ = std::min(next_event_, sh.resume_at);
-        waiting_.push_back(s);
-        return true;
-    }
-    return false;
-}
 
 uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
     if (now >= next_event_ || waits_on_streams_) activate(now);
@@ -252,32 +194,43 @@ void StreamScheduler::unplan(const PlannedFrame* f, uint32_t n) {
         --sh.planned;
         if (sh.counted) ++sh.left;
         if (d.burst_frames) --sh.in_burst;
-        uint32_t flow = 0;
         if (d.replay) {
             sh.record = (sh.record == 0 ? static_cast<uint32_t>(d.templates.size()) : sh.record) - 1;
         } else {
             sh.flow = (sh.flow == 0 ? d.flows : sh.flow) - 1;
-            flow = sh.flow;
             if (!d.period.empty()) sh.size_pos = (sh.size_pos == 0 ? static_cast<uint32_t>(d.period.size()) : sh.size_pos) - 1;
         }
-        --counts_[sh.flow_at + flow];
-        --counts_[sh.size_at + f[i].size_idx];
+        if (d.random_sizes) --counts_[sh.size_at + f[i].size_idx];
     }
 }
 
-void StreamScheduler::forget(uint32_t share, uint32_t tmpl, uint16_t len) {
+void StreamScheduler::forget(uint32_t share, uint32_t, uint16_t len) {
+    // Confirmations come in order: the frames never confirmed are each share's last planned.
     Share& sh = st_[share];
     const auto& d = *sh.def;
-    uint32_t flow = 0, size = 0;
-    if (!d.replay) {
-        const auto it = std::find(d.templates.begin(), d.templates.end(), tmpl);
-        flow = static_cast<uint32_t>(it - d.templates.begin()) % d.flows;
-        const auto sz = std::lower_bound(d.sizes.begin(), d.sizes.end(), static_cast<uint16_t>(len + packet::kFcsLen));
-        size = static_cast<uint32_t>(sz - d.sizes.begin());
-    }
     --sh.planned;
-    --counts_[sh.flow_at + flow];
-    --counts_[sh.size_at + size];
+    if (d.random_sizes) {
+        const auto sz = std::lower_bound(d.sizes.begin(), d.sizes.end(), static_cast<uint16_t>(len + packet::kFcsLen));
+        --counts_[sh.size_at + static_cast<uint32_t>(sz - d.sizes.begin())];
+    }
+}
+
+uint64_t StreamScheduler::planned_flow(uint32_t share, uint32_t flow) const {
+    const auto& sh = st_[share];
+    const uint64_t f = sh.def->replay ? 1 : sh.def->flows;
+    return sh.planned / f + (flow < sh.planned % f ? 1 : 0);
+}
+
+uint64_t StreamScheduler::planned_size(uint32_t share, uint32_t size) const {
+    const auto& sh = st_[share];
+    const auto& d = *sh.def;
+    if (d.random_sizes) return counts_[sh.size_at + size];
+    if (d.period.empty()) return size == 0 ? sh.planned : 0;
+    const uint64_t p = d.period.size(), full = sh.planned / p, part = sh.planned % p;
+    uint64_t n = 0;
+    for (uint64_t k = 0; k < p; ++k)
+        if (d.period[k] == size) n += full + (k < part ? 1 : 0);
+    return n;
 }
 
 uint64_t StreamScheduler::next_due(uint64_t now) const {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "worker/pacer.h"
+#include "packet/frame.h"
 #include "worker/tx_program.h"
 
 namespace lr::worker {
@@ -48,8 +49,10 @@ public:
     uint64_t next_due(uint64_t now) const;
     // Per share: frames planned, by flow and by size index (unplan() takes frames back out).
     uint64_t planned(uint32_t share) const { return st_[share].planned; }
-    uint64_t planned_flow(uint32_t share, uint32_t flow) const { return counts_[st_[share].flow_at + flow]; }
-    uint64_t planned_size(uint32_t share, uint32_t size) const { return counts_[st_[share].size_at + size]; }
+    // Flows take turns and sizes follow their period from the trial's start, so both follow
+    // from the frames planned (random sizes are counted one by one).
+    uint64_t planned_flow(uint32_t share, uint32_t flow) const;
+    uint64_t planned_size(uint32_t share, uint32_t size) const;
     // The flow and size index a template and length stand for in a share (for frames the
     // device never confirmed, found by their buffer's tag and length).
     void forget(uint32_t share, uint32_t tmpl, uint16_t len);
@@ -76,19 +79,74 @@ private:
         uint64_t rng = 0;
         uint32_t record = 0;      // replay: the next record
         uint64_t planned = 0;
-        uint32_t flow_at = 0, size_at = 0;  // its counters in counts_
+        uint32_t size_at = 0;  // random sizes: its counters in counts_
         bool paced = false;
         bool counted = false;  // it ends after `count` frames
     };
 
-    void emit(uint32_t s, PlannedFrame& f);
+    // Per frame (inline): the share's next size, the frame itself, and whether the share stops.
+    [[gnu::always_inline]] uint16_t next_size(Share& sh) {
+        const auto& d = *sh.def;
+        if (d.sizes.size() == 1) return 0;
+        if (d.random_sizes) {  // xorshift64*, then a multiply-shift into [0, sizes)
+            sh.rng ^= sh.rng >> 12;
+            sh.rng ^= sh.rng << 25;
+            sh.rng ^= sh.rng >> 27;
+            const uint64_t r = (sh.rng * 0x2545F4914F6CDD1Dull) >> 32;
+            return static_cast<uint16_t>((r * d.sizes.size()) >> 32);
+        }
+        const uint16_t v = d.period[sh.size_pos];
+        if (++sh.size_pos == d.period.size()) sh.size_pos = 0;
+        return v;
+    }
+    [[gnu::always_inline]] void emit(uint32_t s, PlannedFrame& f) {
+        Share& sh = st_[s];
+        const auto& d = *sh.def;
+        f.share = s;
+        uint32_t flow = 0;
+        if (d.replay) {
+            f.tmpl = d.templates[sh.record];
+            if (++sh.record == d.templates.size()) sh.record = 0;
+            f.len = p_.templates[f.tmpl].len;
+            f.size_idx = 0;
+        } else {
+            const uint16_t si = next_size(sh);
+            flow = sh.flow;
+            if (++sh.flow == d.flows) sh.flow = 0;
+            f.tmpl = d.templates[d.size_row[si] * d.flows + flow];
+            f.len = static_cast<uint16_t>(d.sizes[si] - packet::kFcsLen);
+            f.size_idx = si;
+        }
+        (void)flow;
+        if (d.random_sizes) ++counts_[sh.size_at + f.size_idx];  // the others follow from `planned`
+        ++sh.planned;
+        if (sh.counted) --sh.left;
+        if (d.burst_frames) ++sh.in_burst;
+    }
+    // Ends a burst or the share; true if it stopped.
+    [[gnu::always_inline]] bool after_emit(uint32_t s, uint64_t now) {
+        Share& sh = st_[s];
+        if (sh.counted && sh.left == 0) {
+            sh.state = State::done;
+            --active_ends_;
+            done_order_.push_back(s);
+            return true;
+        }
+        if (sh.def->burst_frames && sh.in_burst == sh.def->burst_frames) {
+            sh.in_burst = 0;
+            sh.state = State::gap;
+            sh.resume_at = now + sh.def->burst_gap_ns;
+            next_event_ = std::min(next_event_, sh.resume_at);
+            waiting_.push_back(s);
+            return true;
+        }
+        return false;
+    }
     void activate(uint64_t now);
-    void go(uint32_t s, uint64_t now);              // starts (or resumes after a gap) sending
-    bool after_emit(uint32_t s, uint64_t now);      // ends a burst or the share; true if it stopped
-    void revive(uint32_t s);                         // unplan(): back to sending
+    void go(uint32_t s, uint64_t now);  // starts (or resumes after a gap) sending
+    void revive(uint32_t s);            // unplan(): back to sending
     void rebuild_fill();
     void rebuild_next_event();
-    uint16_t next_size(Share& sh);
 
     const TxProgram& p_;
     std::vector<Share> st_;
@@ -99,7 +157,7 @@ private:
     std::vector<uint32_t> waiting_;  // shares waiting to start, or in a burst gap
     size_t fill_at_ = 0;
     std::vector<uint32_t> done_order_;
-    std::vector<uint64_t> counts_;  // per share: frames per flow, then per size
+    std::vector<uint64_t> counts_;  // shares of random sizes: frames per size
     size_t reported_done_ = 0;
     uint64_t next_event_ = UINT64_MAX;  // the earliest resume_at of a waiting or gapped share
     bool waits_on_streams_ = false;     // some share waits for another stream

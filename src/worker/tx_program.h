@@ -32,7 +32,7 @@ struct StreamShare {
     // a size index per frame of one period (every size exactly as often as its weight); empty
     // with one size, or with random sizes (drawn from `seed`).
     std::vector<uint16_t> sizes;
-    std::vector<uint8_t> size_row;
+    std::vector<uint16_t> size_row;
     std::vector<uint16_t> period;
     bool random_sizes = false;
     uint64_t seed = 1;

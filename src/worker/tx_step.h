@@ -42,8 +42,9 @@ public:
     // When the next frame is due (paced).
     uint64_t next_due() const { return pacer_.next_due(); }
 
-    // One burst at `now` (now()), taking at most `room` new frames.
-    TxStepResult step(uint64_t now, uint32_t room) {
+    // One burst at `now` (now()), taking at most `room` new frames. Inlined into its loop, so
+    // the queue's state stays in registers as it did when the loop was one function.
+    [[gnu::always_inline]] TxStepResult step(uint64_t now, uint32_t room) {
         using stats::publish;
         TxStepResult r;
         if (room && pacer_.limited()) room = pacer_.due(now, room);
