@@ -11,7 +11,7 @@ namespace lr::report {
 namespace {
 
 using J = nlohmann::json;
-using procedures::ProcedureResult;
+using result::ProcedureResult;
 
 std::string pct_of_line(double pps, unsigned size, double line_bps) {
     return line_bps > 0 ? fmt::format("{:.2f} %", 100.0 * spec::l1_bps(pps, size) / line_bps) : "-";
@@ -23,7 +23,7 @@ J rate_json(double pps, unsigned size, double line_bps) {
     return j;
 }
 
-J range_json(const procedures::LoadRange& r) {
+J range_json(const result::LoadRange& r) {
     return {{"min_pps", r.min_pps},
             {"max_pps", r.max_pps},
             {"max_source", r.max_source},
@@ -101,7 +101,7 @@ void print_back_to_back(std::FILE* out, const ProcedureResult& r) {
                        row.size, row.longest_tried);
 }
 
-J trial_json(const procedures::TrialLog& t) {
+J trial_json(const result::TrialLog& t) {
     return {{"index", t.index},
             {"size", t.plan.frame_size},
             {"load_pps", t.plan.load_pps > 0 ? J(t.plan.load_pps) : J(nullptr)},
@@ -124,7 +124,7 @@ J trial_json(const procedures::TrialLog& t) {
             {"invalid_reason", t.valid ? J(nullptr) : J(t.invalid_reason)}};
 }
 
-J goal_json(const procedures::GoalResult& g, unsigned size, double line_bps) {
+J goal_json(const result::GoalResult& g, unsigned size, double line_bps) {
     return {{"name", g.goal.name},
             {"loss_ratio", g.goal.loss_ratio},
             {"exceed_ratio", g.goal.exceed_ratio},
