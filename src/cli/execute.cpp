@@ -11,11 +11,13 @@
 #include "procedures/procedures.h"
 #include "report/checks_report.h"
 #include "report/console.h"
+#include "report/csv.h"
 #include "report/json_report.h"
 #include "report/live_table.h"
 #include "report/metrics.h"
 #include "report/output_files.h"
 #include "report/procedure_report.h"
+#include "report/result_fields.h"
 #include "report/stream_sinks.h"
 #include "result/checks.h"
 #include "util/error.h"
@@ -152,12 +154,16 @@ int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const
     report::print_procedure(o.out, r);
     const auto j = report::procedure_report(spec, session.environment(), r);
     if (!spec.json_path.empty()) o.write_whole([&] { report::write_json(spec.json_path, j); });
-    if (!spec.csv_path.empty())
-        for (const auto& [table, rows] : {std::pair{"trials", "trials"}, std::pair{"sizes", "rows"}})
-            o.write_whole([&] {
-                report::write_file(report::csv_companion(spec.csv_path, table), report::table_csv(j[rows]),
-                                   "CSV table");
-            });
+    if (!spec.csv_path.empty()) {
+        o.write_whole([&] {
+            report::write_file(report::csv_companion(spec.csv_path, "trials"),
+                               report::csv_table(report::trial_log_fields(), r.trials), "CSV table");
+        });
+        o.write_whole([&] {
+            report::write_file(report::csv_companion(spec.csv_path, "sizes"), report::table_csv(j["rows"]),
+                               "CSV table");
+        });
+    }
     o.end(j);
     if (!spec.junit_path.empty()) {
         auto s = suite_of(spec, info, r.seconds);

@@ -15,11 +15,8 @@ namespace lr::report {
 
 inline constexpr int kSchemaVersion = 1;
 
-// Packets, bytes, seconds and the rates of an interval or a total.
-nlohmann::json rates_json(const stats::Rates& r);
-// A latency summary in ns (null when nothing was measured).
-nlohmann::json latency_json(const result::LatencySummary& l);
-// One trial's part of the report (intervals, queues, streams, latency, totals, verdict...).
+// One trial's part of the report (intervals, queues, streams, latency, totals, verdict...),
+// every result in it written through its field list (report/result_fields.h).
 nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult& r);
 // The whole report: the last trial at the top level, all of them in "trials" when more than one.
 nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,

@@ -40,6 +40,17 @@ LatencySummary summary_of(const H& h) {
 LatencySummary summarize(const stats::LatencyHistogram& h) { return summary_of(h); }
 LatencySummary summarize(const stats::StreamLatency& h) { return summary_of(h); }
 
+std::optional<LatencySummary> live_latency(const stats::IntervalRow& row) {
+    if (!row.latency_live) return std::nullopt;
+    LatencySummary l;
+    l.count = row.lat_count;
+    l.min = row.lat_min;
+    l.p50 = row.lat_p50;
+    l.p99 = row.lat_p99;
+    l.max = row.lat_max;
+    return l;
+}
+
 GapSummary summarize(const stats::GapStats& g) {
     GapSummary s;
     s.measured = g.gaps() > 0;

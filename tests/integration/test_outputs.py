@@ -128,7 +128,7 @@ def test_run_outputs():
             rows = list(csv.DictReader(f))
         nint = sum(len(t["intervals"]) for t in rep["trials"])
         check(len(rows) == nint, f"{len(rows)} CSV rows, {nint} intervals")
-        check(sum(int(r["tx_packets"]) for r in rows) == sent, "CSV TX adds up")
+        check(sum(int(r["tx.packets"]) for r in rows) == sent, "CSV TX adds up")
         check(sum(int(r["rx_ours"]) for r in rows) == sum(t["totals"]["rx_classes"]["ours"] for t in rep["trials"]),
               "CSV RX adds up")
 

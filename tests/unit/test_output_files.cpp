@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine/pcap_writer.h"
+#include "report/csv.h"
 #include "report/output_files.h"
 #include "report/stream_sinks.h"
 #include "spec/options.h"
