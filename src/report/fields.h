@@ -1,6 +1,6 @@
 // A result type's fields, declared once, in order. Every output writes a result from its one
 // list: the JSON report and the JSON lines take json(), the CSV files take columns() and
-// cells(), so no output can spell, compute or leave
+// cells(), and the Prometheus exporter reads json(), so no output can spell, compute or leave
 // out a field its own way (report/result_fields.h holds the lists).
 //
 // A field is a value (a number, a bool, a string or null), or a part: another type's fields

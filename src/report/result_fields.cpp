@@ -46,6 +46,12 @@ const Fields<result::LatencySummary>& live_latency_fields() {
     return f;
 }
 
+const std::vector<std::pair<std::string, double>>& latency_quantiles() {
+    static const std::vector<std::pair<std::string, double>> q = {
+        {"min_ns", 0}, {"p50_ns", 0.5}, {"p90_ns", 0.9}, {"p99_ns", 0.99}, {"p999_ns", 0.999}, {"max_ns", 1}};
+    return q;
+}
+
 const Fields<stats::Totals>& rx_class_fields() {
     using F = Fields<stats::Totals>;
     using T = stats::Totals;

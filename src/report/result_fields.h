@@ -1,5 +1,5 @@
 // The fields of every result type, one list each (report/fields.h): the JSON report, the JSON
-// lines and the CSV files all write a result through its list, so
+// lines, the CSV files and the Prometheus exporter all write a result through its list, so
 // two outputs cannot disagree on a key or a value. A new result type (the streams of a mix,
 // say) gets its list here and every output can take it from there.
 //
@@ -45,6 +45,10 @@ const Fields<result::TrialResult>& cpu_wait_fields();
 const Fields<result::TrialResult>& verdict_fields();
 const Fields<result::TrialResult>& trial_summary_fields();   // one line per trial (JSON lines)
 const Fields<result::TrialLog>& trial_log_fields();          // a procedure's trials
+
+// The latency fields that are quantiles, with their quantile (min 0, max 1): the Prometheus
+// exporter's `quantile` label.
+const std::vector<std::pair<std::string, double>>& latency_quantiles();
 
 // The receive classes of one queue, in the shape of a direction's totals.
 stats::Totals rx_classes(const stats::QueueSample& q);

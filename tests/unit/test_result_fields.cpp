@@ -1,5 +1,5 @@
 // Every output writes a result through its one field list (report/result_fields.h): the JSON
-// report, the JSON lines and the CSV files agree on keys and values.
+// report, the JSON lines, the CSV files and the Prometheus values agree on keys and values.
 // A trial on the in-memory backend feeds the sinks as a run does, and the outputs are compared.
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include "engine/session.h"
 #include "report/csv.h"
 #include "report/json_report.h"
+#include "report/metric_values.h"
 #include "report/procedure_report.h"
 #include "report/result_fields.h"
 #include "report/stream_sinks.h"
@@ -224,8 +225,43 @@ TEST(ResultFields, LatencyIsSpeltOneWayInEveryPlace) {
         if (q["dir"] == "rx") {
             EXPECT_EQ(keys_of(q["latency"]), keys) << "a queue's latency";
         }
+    for (const auto& [k, q] : report::latency_quantiles()) EXPECT_EQ(keys.count(k), 1u) << "quantile " << k;
     for (const auto& k : report::live_latency_fields().keys()) EXPECT_EQ(keys.count(k), 1u) << "interval " << k;
     EXPECT_THROW(report::latency_fields().only({"p50"}), std::logic_error) << "a selection by a wrong name fails";
+}
+
+TEST(ResultFields, PrometheusGaugesHoldTheIntervalsValues) {
+    const auto& o = outputs();
+    const auto& ivs = o.trials[1].intervals;
+    const auto timed = std::find_if(ivs.begin(), ivs.end(), [](const stats::IntervalRow& r) { return r.lat_count > 0; });
+    ASSERT_NE(timed, ivs.end());
+    const auto& iv = *timed;
+    const auto j = report::interval_json(iv);
+    std::map<std::string, double> got;
+    for (const auto& g : report::interval_gauges(iv)) {
+        std::string key = g.name;
+        for (const auto& [k, v] : g.labels) key += "," + k + "=" + v;
+        EXPECT_EQ(got.count(key), 0u) << "one value per series: " << key;
+        got[key] = g.value;
+    }
+    EXPECT_DOUBLE_EQ(got.at("linerate_rate_packets_per_second,direction=tx"), j["tx"]["pps"].get<double>());
+    EXPECT_DOUBLE_EQ(got.at("linerate_rate_packets_per_second,direction=rx"), j["rx"]["pps"].get<double>());
+    EXPECT_DOUBLE_EQ(got.at("linerate_rate_bits_per_second,direction=rx,layer=l1"), j["rx"]["l1_bps"].get<double>());
+    EXPECT_DOUBLE_EQ(got.at("linerate_rate_bits_per_second,direction=tx,layer=l2"), j["tx"]["l2_bps"].get<double>());
+    EXPECT_DOUBLE_EQ(got.at("linerate_sequence_gaps"), j["seq_gaps"].get<double>());
+    EXPECT_DOUBLE_EQ(got.at("linerate_generator_limited"), j["generator_limited"].get<bool>() ? 1 : 0);
+    const std::map<std::string, std::string> quantile = {
+        {"min_ns", "0"}, {"p50_ns", "0.5"}, {"p99_ns", "0.99"}, {"max_ns", "1"}};
+    for (const auto& [k, q] : quantile)
+        EXPECT_DOUBLE_EQ(got.at("linerate_latency_seconds,quantile=" + q), j["latency"][k].get<double>() * 1e-9) << k;
+    EXPECT_EQ(got.size(), 6u + 2u + 4u) << "rates, gaps, generator-limited, four quantiles";
+    // The receive classes by the report's names.
+    const auto& rxq = o.trials[1].queues.back();
+    ASSERT_EQ(rxq.id.dir, stats::Dir::rx);
+    const auto counts = report::rx_class_counts(rxq.final);
+    const auto& rep = o.report["queues"].back();
+    ASSERT_EQ(counts.size(), report::rx_class_fields().keys().size());
+    for (const auto& [cls, v] : counts) EXPECT_EQ(rep[cls], v) << cls;
 }
 
 TEST(ResultFields, QueuesCarryTheTotalsReceiveClassesAndRxOnlyFieldsOnlyOnRx) {
