@@ -52,6 +52,17 @@ const std::vector<std::pair<std::string, double>>& latency_quantiles() {
     return q;
 }
 
+const Fields<result::LatencyBucket>& latency_bucket_fields() {
+    using F = Fields<result::LatencyBucket>;
+    using B = result::LatencyBucket;
+    static const F f{
+        F::value("lower_ns", [](const B& b) { return b.lower_ns; }),
+        F::value("upper_ns", [](const B& b) { return b.upper_ns; }),
+        F::value("count", [](const B& b) { return b.count; }),
+    };
+    return f;
+}
+
 const Fields<stats::Totals>& rx_class_fields() {
     using F = Fields<stats::Totals>;
     using T = stats::Totals;
@@ -306,6 +317,9 @@ const Fields<result::TrialResult>& trial_latency_fields() {
     static const F f{
         F::spread(latency_fields(), [](const T& r) { return std::optional(result::summarize(r.latency)); }),
         F::value("kind", [](const T& r) { return r.round_trip ? "round-trip" : "one-way"; }),
+        // The whole histogram: its non-empty buckets, lowest first.
+        F::value("buckets",
+                 [](const T& r) { return json_array(latency_bucket_fields(), result::latency_buckets(r.latency)); }),
     };
     return f;
 }

@@ -29,6 +29,7 @@ struct PortCounters {
 const Fields<stats::Rates>& rates_fields();                  // packets, bytes, seconds, pps, l1_bps, l2_bps
 const Fields<result::LatencySummary>& latency_fields();      // count, min_ns, mean_ns, p50_ns ... max_ns
 const Fields<result::LatencySummary>& live_latency_fields(); // what an interval measures: count, min, p50, p99, max
+const Fields<result::LatencyBucket>& latency_bucket_fields();
 const Fields<stats::Totals>& rx_class_fields();              // ours, distinct, foreign, ..., late
 const Fields<stats::IntervalRow>& interval_fields();
 const Fields<result::QueueResult>& queue_fields();
@@ -40,7 +41,7 @@ const Fields<result::TxReconciliation>& tx_reconciliation_fields();
 const Fields<result::LinkEvent>& link_event_fields();
 const Fields<result::LinkOutage>& outage_fields();
 const Fields<result::TrialResult>& totals_fields();
-const Fields<result::TrialResult>& trial_latency_fields();   // the trial's summary and kind
+const Fields<result::TrialResult>& trial_latency_fields();   // the trial's summary, kind and histogram buckets
 const Fields<result::TrialResult>& cpu_wait_fields();
 const Fields<result::TrialResult>& verdict_fields();
 const Fields<result::TrialResult>& trial_summary_fields();   // one line per trial (JSON lines)

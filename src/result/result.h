@@ -28,6 +28,14 @@ LatencySummary summarize(const stats::StreamLatency& h);
 // measured no latency (IntervalRow::latency_live).
 std::optional<LatencySummary> live_latency(const stats::IntervalRow& row);
 
+// One non-empty bucket of a latency histogram: `count` values in [lower_ns, upper_ns).
+struct LatencyBucket {
+    uint64_t lower_ns = 0, upper_ns = 0, count = 0;
+};
+// The histogram's non-empty buckets, lowest first (exact to the nanosecond below 128 ns, then
+// 1/128 of a power of two wide: stats/latency.h).
+std::vector<LatencyBucket> latency_buckets(const stats::LatencyHistogram& h);
+
 // How long the workers of one direction were runnable but off their CPUs (another task held
 // the core): the longest of one worker, and the largest share of a worker's run. A receiver
 // that waits leaves frames in its ring, so latency and arrival times include the wait.

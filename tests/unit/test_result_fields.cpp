@@ -220,6 +220,7 @@ TEST(ResultFields, LatencyIsSpeltOneWayInEveryPlace) {
     };
     auto trial = keys_of(o.report["latency"]);
     trial.erase("kind");
+    trial.erase("buckets");
     EXPECT_EQ(trial, keys) << "the trial's latency";
     for (const auto& q : o.report["queues"])
         if (q["dir"] == "rx") {
@@ -228,6 +229,56 @@ TEST(ResultFields, LatencyIsSpeltOneWayInEveryPlace) {
     for (const auto& [k, q] : report::latency_quantiles()) EXPECT_EQ(keys.count(k), 1u) << "quantile " << k;
     for (const auto& k : report::live_latency_fields().keys()) EXPECT_EQ(keys.count(k), 1u) << "interval " << k;
     EXPECT_THROW(report::latency_fields().only({"p50"}), std::logic_error) << "a selection by a wrong name fails";
+}
+
+TEST(ResultFields, TheTrialLatencyCarriesTheWholeHistogram) {
+    const auto& o = outputs();
+    const auto& L = o.report["latency"];
+    ASSERT_TRUE(L.is_object());
+    const auto& b = L["buckets"];
+    ASSERT_FALSE(b.empty());
+    uint64_t n = 0, prev_upper = 0;
+    for (const auto& x : b) {
+        const auto lo = x["lower_ns"].get<uint64_t>(), hi = x["upper_ns"].get<uint64_t>();
+        EXPECT_GT(x["count"].get<uint64_t>(), 0u) << "non-empty buckets only";
+        EXPECT_LT(lo, hi);
+        EXPECT_GE(lo, prev_upper) << "lowest first, not overlapping";
+        prev_upper = hi;
+        n += x["count"].get<uint64_t>();
+    }
+    EXPECT_EQ(n, L["count"].get<uint64_t>()) << "every timed frame is in a bucket";
+    EXPECT_LE(b.front()["lower_ns"].get<uint64_t>(), L["min_ns"].get<uint64_t>());
+    EXPECT_GT(b.front()["upper_ns"].get<uint64_t>(), L["min_ns"].get<uint64_t>()) << "the minimum is in the first";
+    EXPECT_LE(b.back()["lower_ns"].get<uint64_t>(), L["max_ns"].get<uint64_t>());
+    EXPECT_GT(b.back()["upper_ns"].get<uint64_t>(), L["max_ns"].get<uint64_t>()) << "the maximum is in the last";
+    // The median lies in the bucket where half the frames are counted.
+    uint64_t seen = 0;
+    for (const auto& x : b) {
+        seen += x["count"].get<uint64_t>();
+        if (2 * seen >= n) {
+            const auto p50 = L["p50_ns"].get<uint64_t>();
+            EXPECT_GE(p50, x["lower_ns"].get<uint64_t>());
+            EXPECT_LT(p50, x["upper_ns"].get<uint64_t>());
+            break;
+        }
+    }
+}
+
+TEST(ResultFields, HistogramBucketsAreExactBelow128NsAndCoverValuesBeyondTheRange) {
+    stats::LatencyHistogram h;
+    h.add(5, 3);
+    h.add(1000);
+    h.add(uint64_t(1) << 45);  // beyond 2^41 ns: counted in the last bucket
+    const auto b = result::latency_buckets(h);
+    ASSERT_EQ(b.size(), 3u);
+    EXPECT_EQ(b[0].lower_ns, 5u);
+    EXPECT_EQ(b[0].upper_ns, 6u);
+    EXPECT_EQ(b[0].count, 3u);
+    EXPECT_LE(b[1].lower_ns, 1000u);
+    EXPECT_GT(b[1].upper_ns, 1000u);
+    EXPECT_EQ(b[1].upper_ns - b[1].lower_ns, 4u) << "2^9 <= 1000 < 2^10: 512 / 128 ns wide";
+    EXPECT_GT(b[2].upper_ns, uint64_t(1) << 45);
+    EXPECT_TRUE(result::latency_buckets(stats::LatencyHistogram{}).empty());
 }
 
 TEST(ResultFields, PrometheusGaugesHoldTheIntervalsValues) {
