@@ -16,6 +16,7 @@
 #include "report/live_table.h"
 #include "report/metrics.h"
 #include "report/output_files.h"
+#include "report/pcap_sink.h"
 #include "report/procedure_report.h"
 #include "report/result_fields.h"
 #include "report/stream_sinks.h"
@@ -52,6 +53,7 @@ struct Outputs {
     std::unique_ptr<report::JsonLinesSink> lines;
     std::unique_ptr<report::CsvSink> csv;
     std::unique_ptr<report::MetricsSink> metrics;
+    std::unique_ptr<report::PcapSink> capture;
     std::unique_ptr<report::LiveTableSink> table;  // on a terminal: the live view replaces the lines
     result::SinkList list;
 
@@ -64,6 +66,10 @@ struct Outputs {
         if (!spec.csv_path.empty()) {
             csv = std::make_unique<report::CsvSink>(spec.csv_path);
             list.add(*csv);
+        }
+        if (!spec.capture_path.empty()) {
+            capture = std::make_unique<report::PcapSink>(spec.capture_path, spec.capture_count);
+            list.add(*capture);
         }
         if (!spec.quiet && report::is_terminal(out)) {
             table = std::make_unique<report::LiveTableSink>(out, report::colour_wanted(out));
@@ -92,11 +98,11 @@ struct Outputs {
     }
     // Every output's failure, each named once with its reason; exit code 3 when there was one
     // (docs/usage.md, "Exit codes"), else the run's.
-    int finish(int rc, const engine::Session& session) {
+    int finish(int rc) {
         if (csv) csv->close();
-        for (const auto* e : {lines ? &lines->error() : nullptr, csv ? &csv->error() : nullptr})
+        for (const auto* e : {lines ? &lines->error() : nullptr, csv ? &csv->error() : nullptr,
+                              capture ? &capture->error() : nullptr})
             if (e && !e->empty()) errors.push_back(*e);
-        if (const auto e = session.capture_error(); !e.empty()) errors.push_back(e);
         for (const auto& e : errors) fmt::print(stderr, "linerate: error: {}\n", e);
         return errors.empty() ? rc : static_cast<int>(ExitCode::environment);
     }
@@ -140,7 +146,7 @@ int execute_run(engine::Session& session, const spec::RunSpec& spec, const Execu
         s.invalid_reason = invalid;
         o.write_whole([&] { report::write_junit(spec.junit_path, s); });
     }
-    return o.finish(rc, session);
+    return o.finish(rc);
 }
 
 int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
@@ -172,7 +178,7 @@ int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const
         s.invalid_reason = r.invalid_reason;
         o.write_whole([&] { report::write_junit(spec.junit_path, s); });
     }
-    return o.finish(code_of(r.verdict()), session);
+    return o.finish(code_of(r.verdict()));
 }
 
 }  // namespace

@@ -27,7 +27,10 @@ void write_json(const std::string& path, const nlohmann::json& j);
 // Keeps every trial's result for the report written at the end of the session.
 class TrialCollector final : public result::Sink {
 public:
-    void trial_finished(const result::TrialResult& r) override { trials_.push_back(r); }
+    void trial_finished(const result::TrialResult& r) override {
+        trials_.push_back(r);
+        trials_.back().captured = {};  // the frames are the pcap sink's; the report does not need them
+    }
     const std::vector<result::TrialResult>& trials() const { return trials_; }
 
 private:
