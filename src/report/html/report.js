@@ -249,6 +249,10 @@
       if (!v.length) return "none";
       if (v[0] !== null && typeof v[0] === "object" && "port" in v[0]) return portsText(v);
       if (Array.isArray(v[0])) return v.map((x) => x.join(",")).join("; ");
+      if (v[0] !== null && typeof v[0] === "object")  // streams: "s1: size=64, l4=udp, ..." each
+        return v.map((x) => (x.name ? `${x.name}: ` : "") + Object.entries(x)
+          .filter(([k, y]) => k !== "name" && y !== null && !(Array.isArray(y) && !y.length))
+          .map(([k, y]) => `${k}=${valueText(k, y)}`).join(", ")).join("; ");
       return v.join(key === "eal_args" ? " " : ", ");
     }
     if (typeof v === "boolean") return v ? "yes" : "no";
