@@ -11,11 +11,14 @@
 #include "procedures/procedures.h"
 #include "report/checks_report.h"
 #include "report/console.h"
+#include "report/csv.h"
 #include "report/json_report.h"
 #include "report/live_table.h"
 #include "report/metrics.h"
 #include "report/output_files.h"
+#include "report/pcap_sink.h"
 #include "report/procedure_report.h"
+#include "report/result_fields.h"
 #include "report/stream_sinks.h"
 #include "result/checks.h"
 #include "util/error.h"
@@ -50,6 +53,7 @@ struct Outputs {
     std::unique_ptr<report::JsonLinesSink> lines;
     std::unique_ptr<report::CsvSink> csv;
     std::unique_ptr<report::MetricsSink> metrics;
+    std::unique_ptr<report::PcapSink> capture;
     std::unique_ptr<report::LiveTableSink> table;  // on a terminal: the live view replaces the lines
     result::SinkList list;
 
@@ -62,6 +66,10 @@ struct Outputs {
         if (!spec.csv_path.empty()) {
             csv = std::make_unique<report::CsvSink>(spec.csv_path);
             list.add(*csv);
+        }
+        if (!spec.capture_path.empty()) {
+            capture = std::make_unique<report::PcapSink>(spec.capture_path, spec.capture_count);
+            list.add(*capture);
         }
         if (!spec.quiet && report::is_terminal(out)) {
             table = std::make_unique<report::LiveTableSink>(out, report::colour_wanted(out));
@@ -90,11 +98,11 @@ struct Outputs {
     }
     // Every output's failure, each named once with its reason; exit code 3 when there was one
     // (docs/usage.md, "Exit codes"), else the run's.
-    int finish(int rc, const engine::Session& session) {
+    int finish(int rc) {
         if (csv) csv->close();
-        for (const auto* e : {lines ? &lines->error() : nullptr, csv ? &csv->error() : nullptr})
+        for (const auto* e : {lines ? &lines->error() : nullptr, csv ? &csv->error() : nullptr,
+                              capture ? &capture->error() : nullptr})
             if (e && !e->empty()) errors.push_back(*e);
-        if (const auto e = session.capture_error(); !e.empty()) errors.push_back(e);
         for (const auto& e : errors) fmt::print(stderr, "linerate: error: {}\n", e);
         return errors.empty() ? rc : static_cast<int>(ExitCode::environment);
     }
@@ -138,7 +146,7 @@ int execute_run(engine::Session& session, const spec::RunSpec& spec, const Execu
         s.invalid_reason = invalid;
         o.write_whole([&] { report::write_junit(spec.junit_path, s); });
     }
-    return o.finish(rc, session);
+    return o.finish(rc);
 }
 
 int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
@@ -152,12 +160,16 @@ int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const
     report::print_procedure(o.out, r);
     const auto j = report::procedure_report(spec, session.environment(), r);
     if (!spec.json_path.empty()) o.write_whole([&] { report::write_json(spec.json_path, j); });
-    if (!spec.csv_path.empty())
-        for (const auto& [table, rows] : {std::pair{"trials", "trials"}, std::pair{"sizes", "rows"}})
-            o.write_whole([&] {
-                report::write_file(report::csv_companion(spec.csv_path, table), report::table_csv(j[rows]),
-                                   "CSV table");
-            });
+    if (!spec.csv_path.empty()) {
+        o.write_whole([&] {
+            report::write_file(report::csv_companion(spec.csv_path, "trials"),
+                               report::csv_table(report::trial_log_fields(), r.trials), "CSV table");
+        });
+        o.write_whole([&] {
+            report::write_file(report::csv_companion(spec.csv_path, "sizes"), report::table_csv(j["rows"]),
+                               "CSV table");
+        });
+    }
     o.end(j);
     if (!spec.junit_path.empty()) {
         auto s = suite_of(spec, info, r.seconds);
@@ -166,7 +178,7 @@ int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const
         s.invalid_reason = r.invalid_reason;
         o.write_whole([&] { report::write_junit(spec.junit_path, s); });
     }
-    return o.finish(code_of(r.verdict()), session);
+    return o.finish(code_of(r.verdict()));
 }
 
 }  // namespace

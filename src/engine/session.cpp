@@ -20,7 +20,6 @@ Session::Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec
     clear_interrupt();
     load_replays(spec_);  // a capture's bad record is refused before any port is touched
     spec_.validate();
-    if (!spec_.capture_path.empty()) capture_ = std::make_unique<PcapWriter>(spec_.capture_path, spec_.capture_count);
     try {
         be_->open(spec_, layout_);
         // The ports' line rate is known from here: a rate above it is refused before anything is sent.
@@ -53,16 +52,17 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     s.validate();
     s.line_rate_bps = line_rate_bps();
     s.rate_pps = rate_pps(t);
-    s.capture_remaining = capture_ ? capture_->remaining() : 0;
+    s.capture_remaining = spec_.capture_path.empty() ? 0 : spec_.capture_count - captured_;
     if (trials_ > 0) settle();
     sink.trial_started({trials_, planned, &s, why});
     auto r = engine::run_trial(*be_, s, layout_, slots_, trials_, sink);
-    if (capture_) capture_->write(r.captured);
-    r.captured.clear();
-    r.captured.shrink_to_fit();
+    // Each queue kept up to what remained: the file takes the first of them, by time.
+    captured_ += static_cast<uint32_t>(std::min<size_t>(r.captured.size(), s.capture_remaining));
     ++trials_;
     last_trial_end_ = std::chrono::steady_clock::now();
     sink.trial_finished(r);
+    r.captured.clear();  // written by the sinks; the result kept for the report does not carry them
+    r.captured.shrink_to_fit();
     return r;
 }
 

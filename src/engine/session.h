@@ -10,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.h"
-#include "engine/pcap_writer.h"
 #include "engine/planner.h"
 #include "result/result.h"
 #include "result/sink.h"
@@ -34,14 +33,15 @@ public:
     // before a policer's bucket refilled or a software device's backlog cleared, and measure
     // what the previous trial left behind. A signal ends the wait. Throws UsageError when `t`
     // does not fit the session (a frame larger than the session was opened for).
-    // `why`: a procedure's reason for the trial, shown by the live views.
+    // `why`: a procedure's reason for the trial, shown by the live views. With --capture, the
+    // frames the queues kept are in the result the sinks get (TrialResult::captured: the pcap
+    // sink writes them) and dropped from the one returned; over the session the queues keep at
+    // most --capture-count frames.
     result::TrialResult run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned = 0,
                                   const std::string& why = {});
     // True once a signal asked the run to end: no further trial should start.
     bool interrupted() const;
     unsigned trials_run() const { return trials_; }
-    // Why the --capture file could not be written completely; empty when it could (or none).
-    std::string capture_error() const { return capture_ ? capture_->error() : std::string(); }
 
     const spec::RunSpec& spec() const { return spec_; }
     // The links' L1 bit rate in all: --line-rate, else the sum of the sending ports' link
@@ -67,7 +67,7 @@ private:
     std::unique_ptr<backend::Backend> be_;
     backend::SessionLayout layout_;
     CounterSlots slots_;
-    std::unique_ptr<PcapWriter> capture_;  // --capture
+    uint32_t captured_ = 0;  // --capture: frames the queues kept so far, at most --capture-count
     unsigned trials_ = 0;
     std::chrono::steady_clock::time_point last_trial_end_;
 };

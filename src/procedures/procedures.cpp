@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <fmt/format.h>
 
 #include "spec/rate.h"
@@ -62,36 +61,6 @@ void run_throughput(TrialRunner& run, ProcedureResult& out) {
 }
 
 }  // namespace
-
-result::Verdict ProcedureResult::verdict() const {
-    if (invalid || interrupted) return result::Verdict::invalid;
-    return result::all_pass(checks) ? result::Verdict::pass : result::Verdict::fail;
-}
-
-ProcedureResult::InvalidTrials ProcedureResult::invalid_trials() const {
-    InvalidTrials t;
-    std::map<InvalidKind, unsigned> by_kind;
-    for (const auto& l : trials) {
-        if (l.plan.probe) continue;
-        ++t.of;
-        if (!l.valid) {
-            ++t.count;
-            ++by_kind[l.invalid_kind];
-        }
-    }
-    if (!t.count) return t;
-    std::string why;
-    for (const auto& [kind, n] : by_kind) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", n, invalid_kind_text(kind));
-    t.summary = fmt::format("{} of {} trials invalid, repeated or left out of the results: {}", t.count, t.of, why);
-    return t;
-}
-
-std::string ProcedureResult::verdict_reason() const {
-    const auto bad = invalid_trials();
-    const std::string first = invalid ? invalid_reason : result::first_failure(checks);
-    if (first.empty()) return bad.summary;
-    return bad.summary.empty() ? first : first + "; " + bad.summary;
-}
 
 std::vector<Goal> goals_for(const spec::ProcedureSpec& p) {
     const auto base = preset_goals(p.preset.empty() ? std::string(spec::to_string(spec::kDefaultPreset)) : p.preset);

@@ -8,22 +8,6 @@
 
 namespace lr::procedures {
 
-
-const char* invalid_kind_text(InvalidKind k) {
-    switch (k) {
-        case InvalidKind::none: return "valid";
-        case InvalidKind::interrupted: return "interrupted";
-        case InvalidKind::invariant: return "an invariant broke";
-        case InvalidKind::link: return "a link went down";
-        case InvalidKind::nothing_sent: return "nothing was sent";
-        case InvalidKind::generator: return "the generator fell short of the load";
-        case InvalidKind::stalled: return "the sender stalled inside a burst";
-        case InvalidKind::host_egress: return "this host's egress device dropped frames";
-        case InvalidKind::host_rx: return "this host's receive path dropped frames";
-    }
-    return "?";
-}
-
 TrialJudgement judge_trial(const TrialPlan& p, const result::TrialResult& r, uint64_t host_drops,
                            double rate_tolerance, spec::LinkOutage outage_policy) {
     using K = InvalidKind;

@@ -14,47 +14,16 @@
 #include <vector>
 
 #include "engine/session.h"
+#include "result/procedure_result.h"
 #include "result/result.h"
 
 namespace lr::procedures {
 
-// Why a trial was invalid, for the procedure's summary ("3 of 41 trials invalid: 2 generator
-// fell short, 1 ..."): the first reason that applied.
-enum class InvalidKind { none, interrupted, invariant, link, nothing_sent, generator, stalled, host_egress, host_rx };
-const char* invalid_kind_text(InvalidKind k);  // "the generator fell short", ...
-
-struct TrialPlan {
-    unsigned frame_size = 64;
-    double load_pps = 0;     // 0: as fast as possible
-    double duration_s = 1;
-    std::optional<uint64_t> count;  // a fixed number of frames (back-to-back bursts, sweeps with --count)
-    std::string why;         // why this trial: "initial", "bisect between ...", "repeat 3 of 20"
-    bool probe = false;      // measures the generator (its capacity), not the device: never counted invalid
-    // > 0: the senders may fall at most this far behind their schedule (s), else the trial is
-    // invalid (stalled): a back-to-back burst with a hole in it is not back to back, and lets
-    // the device drain its buffer in the middle of it (its catch-up afterwards does not undo
-    // that). 0: stalls within the catch-up window are made up for and do not count.
-    double max_stall_s = 0;
-};
-
-// What the report lists of every trial, so a user can audit a procedure.
-struct TrialLog {
-    unsigned index = 0;  // in the session, 0-based
-    TrialPlan plan;
-    double offered_pps = 0;
-    double tx_seconds = 0;
-    uint64_t sent = 0, received = 0;  // test frames the devices accepted; distinct ones that arrived
-    uint64_t host_drops = 0;          // frames the instrument's own receive path dropped
-    double loss_ratio = 0;            // (sent - received) / sent
-    uint64_t stalls = 0;              // the senders' stalls (made up for within the catch-up window)
-    double longest_stall_s = 0;
-    uint64_t skipped = 0;             // departure slots given up beyond the window
-    double sender_cpu_wait_s = 0;     // the longest a sender was runnable but off its CPU, in all
-    bool valid = true;
-    bool instrument_limited = false;  // invalid because this host could not carry the load
-    InvalidKind invalid_kind = InvalidKind::none;
-    std::string invalid_reason;
-};
+// The plan and the log of a trial are plain data (result/procedure_result.h).
+using result::invalid_kind_text;
+using result::InvalidKind;
+using result::TrialLog;
+using result::TrialPlan;
 
 class TrialRunner {
 public:

@@ -15,11 +15,8 @@ namespace lr::report {
 
 inline constexpr int kSchemaVersion = 1;
 
-// Packets, bytes, seconds and the rates of an interval or a total.
-nlohmann::json rates_json(const stats::Rates& r);
-// A latency summary in ns (null when nothing was measured).
-nlohmann::json latency_json(const result::LatencySummary& l);
-// One trial's part of the report (intervals, queues, streams, latency, totals, verdict...).
+// One trial's part of the report (intervals, queues, streams, latency, totals, verdict...),
+// every result in it written through its field list (report/result_fields.h).
 nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult& r);
 // The whole report: the last trial at the top level, all of them in "trials" when more than one.
 nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& environment,
@@ -30,7 +27,10 @@ void write_json(const std::string& path, const nlohmann::json& j);
 // Keeps every trial's result for the report written at the end of the session.
 class TrialCollector final : public result::Sink {
 public:
-    void trial_finished(const result::TrialResult& r) override { trials_.push_back(r); }
+    void trial_finished(const result::TrialResult& r) override {
+        trials_.push_back(r);
+        trials_.back().captured = {};  // the frames are the pcap sink's; the report does not need them
+    }
     const std::vector<result::TrialResult>& trials() const { return trials_; }
 
 private:

@@ -7,6 +7,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "report/metric_values.h"
 #include "spec/parse.h"
 #include "util/error.h"
 
@@ -55,6 +56,7 @@ MetricsSink::MetricsSink(const std::string& listen) {
     latency_hist_ = &BuildHistogram().Name("linerate_frame_latency_seconds").Help("Latency of every timed frame, "
                                                                                   "added when each trial ends")
                          .Register(*registry_);
+    for (auto* g : {rate_pps_, rate_bps_, lost_, latency_, info_}) gauges_[g->GetName()] = g;
     exposer_->RegisterCollectable(registry_);
 }
 
@@ -91,11 +93,7 @@ void MetricsSink::snapshot(const std::vector<stats::QueueId>& ids, const stats::
         add(*packets_, l, q.packets, last_[key_of(*packets_, l)]);
         add(*bytes_, l, q.bytes, last_[key_of(*bytes_, l)]);
         if (ids[i].dir == stats::Dir::rx) {
-            const std::pair<const char*, uint64_t> classes[] = {
-                {"ours", q.rx_ours},         {"distinct", q.rx_unique}, {"foreign", q.rx_foreign},
-                {"malformed", q.rx_malformed}, {"duplicate", q.rx_dup},    {"reordered", q.rx_reordered},
-                {"late", q.rx_late}};
-            for (const auto& [cls, v] : classes) {
+            for (const auto& [cls, v] : rx_class_counts(q)) {
                 auto lc = l;
                 lc.erase("direction");
                 lc["class"] = cls;
@@ -120,20 +118,7 @@ void MetricsSink::snapshot(const std::vector<stats::QueueId>& ids, const stats::
 }
 
 void MetricsSink::interval(const stats::IntervalRow& row) {
-    rate_pps_->Add({{"direction", "tx"}}).Set(row.tx.pps());
-    rate_pps_->Add({{"direction", "rx"}}).Set(row.rx.pps());
-    rate_bps_->Add({{"direction", "tx"}, {"layer", "l1"}}).Set(row.tx.l1_bps());
-    rate_bps_->Add({{"direction", "tx"}, {"layer", "l2"}}).Set(row.tx.l2_bps());
-    rate_bps_->Add({{"direction", "rx"}, {"layer", "l1"}}).Set(row.rx.l1_bps());
-    rate_bps_->Add({{"direction", "rx"}, {"layer", "l2"}}).Set(row.rx.l2_bps());
-    lost_->Add({}).Set(static_cast<double>(row.seq_gaps));
-    info_->Add({}).Set(row.generator_limited ? 1 : 0);
-    if (row.latency_live && row.lat_count) {
-        latency_->Add({{"quantile", "0"}}).Set(row.lat_min * 1e-9);
-        latency_->Add({{"quantile", "0.5"}}).Set(row.lat_p50 * 1e-9);
-        latency_->Add({{"quantile", "0.99"}}).Set(row.lat_p99 * 1e-9);
-        latency_->Add({{"quantile", "1"}}).Set(row.lat_max * 1e-9);
-    }
+    for (const auto& g : interval_gauges(row)) gauges_.at(g.name)->Add(g.labels).Set(g.value);
 }
 
 void MetricsSink::trial_finished(const result::TrialResult& r) {

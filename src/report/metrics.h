@@ -1,6 +1,7 @@
 // Prometheus exposition (--metrics [ADDR:]PORT): /metrics served by prometheus-cpp while the
 // process runs, fed from the control thread's snapshots (never a worker's cache lines).
-// Counters keep growing across trials; gauges hold the last interval's rates, loss and latency.
+// Counters keep growing across trials; gauges hold the last interval's rates, loss and latency
+// (their values and labels from report/metric_values.h).
 #pragma once
 #include <map>
 #include <memory>
@@ -43,6 +44,7 @@ private:
     prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_;
     prometheus::Family<prometheus::Gauge>*rate_pps_, *rate_bps_, *lost_, *latency_, *trials_, *info_;
     prometheus::Family<prometheus::Histogram>* latency_hist_;
+    std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges_;  // the interval's, by name
     std::map<std::string, uint64_t> last_;  // per series: the value last added (trial-relative)
 };
 

@@ -4,6 +4,7 @@
 
 #include "report/checks_report.h"
 #include "report/json_report.h"
+#include "report/result_fields.h"
 #include "spec/options.h"
 #include "spec/rate.h"
 
@@ -11,7 +12,7 @@ namespace lr::report {
 namespace {
 
 using J = nlohmann::json;
-using procedures::ProcedureResult;
+using result::ProcedureResult;
 
 std::string pct_of_line(double pps, unsigned size, double line_bps) {
     return line_bps > 0 ? fmt::format("{:.2f} %", 100.0 * spec::l1_bps(pps, size) / line_bps) : "-";
@@ -23,7 +24,7 @@ J rate_json(double pps, unsigned size, double line_bps) {
     return j;
 }
 
-J range_json(const procedures::LoadRange& r) {
+J range_json(const result::LoadRange& r) {
     return {{"min_pps", r.min_pps},
             {"max_pps", r.max_pps},
             {"max_source", r.max_source},
@@ -101,30 +102,7 @@ void print_back_to_back(std::FILE* out, const ProcedureResult& r) {
                        row.size, row.longest_tried);
 }
 
-J trial_json(const procedures::TrialLog& t) {
-    return {{"index", t.index},
-            {"size", t.plan.frame_size},
-            {"load_pps", t.plan.load_pps > 0 ? J(t.plan.load_pps) : J(nullptr)},
-            {"duration_s", t.plan.duration_s},
-            {"count", t.plan.count ? J(*t.plan.count) : J(nullptr)},
-            {"why", t.plan.why},
-            {"offered_pps", t.offered_pps},
-            {"tx_seconds", t.tx_seconds},
-            {"sent", t.sent},
-            {"received", t.received},
-            {"loss_ratio", t.loss_ratio},
-            {"host_drops", t.host_drops},
-            {"stalls", t.stalls},
-            {"longest_stall_s", t.longest_stall_s},
-            {"skipped_slots", t.skipped},
-            {"sender_cpu_wait_s", t.sender_cpu_wait_s},
-            {"probe", t.plan.probe},
-            {"valid", t.valid},
-            {"instrument_limited", t.instrument_limited},
-            {"invalid_reason", t.valid ? J(nullptr) : J(t.invalid_reason)}};
-}
-
-J goal_json(const procedures::GoalResult& g, unsigned size, double line_bps) {
+J goal_json(const result::GoalResult& g, unsigned size, double line_bps) {
     return {{"name", g.goal.name},
             {"loss_ratio", g.goal.loss_ratio},
             {"exceed_ratio", g.goal.exceed_ratio},
@@ -230,9 +208,7 @@ J procedure_report(const spec::RunSpec& spec, const J& environment, const Proced
     j["line_rate_bps"] = r.line_rate_bps > 0 ? J(r.line_rate_bps) : J(nullptr);
     j["seconds"] = r.seconds;
     j["rows"] = rows_json(r);
-    auto trials = J::array();
-    for (const auto& t : r.trials) trials.push_back(trial_json(t));
-    j["trials"] = std::move(trials);
+    j["trials"] = json_array(trial_log_fields(), r.trials);
     j["checks"] = checks_json(r.checks);
     j["notes"] = r.notes;
     const auto bad = r.invalid_trials();

@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "procedures/procedures.h"
+#include "result/procedure_result.h"
 #include "spec/run_spec.h"
 
 namespace lr::report {
 
-void print_procedure(std::FILE* out, const procedures::ProcedureResult& r);
+void print_procedure(std::FILE* out, const result::ProcedureResult& r);
 nlohmann::json procedure_report(const spec::RunSpec& spec, const nlohmann::json& environment,
-                                const procedures::ProcedureResult& r);
+                                const result::ProcedureResult& r);
 
 }  // namespace lr::report

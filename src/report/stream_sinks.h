@@ -1,9 +1,11 @@
 // Outputs that follow a run while it happens, from the control thread's interval rows:
 // JSON lines (--json-stream: one object per interval, flushed each interval, then one per
 // trial and a final one, so another program can follow a run live) and CSV (--csv: the
-// per-interval series; procedures add their per-trial and per-size tables beside it).
+// per-interval series; procedures add their per-trial and per-size tables beside it). Both
+// write an interval with its field list (report/result_fields.h), as the JSON report does.
 #pragma once
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,9 +13,6 @@
 #include "result/sink.h"
 
 namespace lr::report {
-
-// One interval row as the JSON lines and the JSON report give it.
-nlohmann::json interval_json(const stats::IntervalRow& row);
 
 // Both sinks check every write (StreamFile): after a failure they write nothing more, and
 // error() names the file and the reason.
@@ -41,6 +40,8 @@ public:
     explicit CsvSink(const std::string& path);
     void trial_started(const result::TrialStart& t) override { trial_ = t.index; }
     void interval(const stats::IntervalRow& row) override;
+    // The header: "trial", then the interval's columns (interval_fields()).
+    static std::vector<std::string> columns();
     // Flushes and closes the file; error() then covers every write.
     void close() { file_.close(); }
     const std::string& error() const { return file_.error(); }
@@ -49,9 +50,5 @@ private:
     StreamFile file_;
     unsigned trial_ = 0;
 };
-
-// Rows of JSON objects as CSV: one level of nesting flattened into dotted columns
-// ("received.pps"), arrays left out, columns in order of first appearance.
-std::string table_csv(const nlohmann::json& rows);
 
 }  // namespace lr::report

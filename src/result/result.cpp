@@ -40,6 +40,29 @@ LatencySummary summary_of(const H& h) {
 LatencySummary summarize(const stats::LatencyHistogram& h) { return summary_of(h); }
 LatencySummary summarize(const stats::StreamLatency& h) { return summary_of(h); }
 
+std::optional<LatencySummary> live_latency(const stats::IntervalRow& row) {
+    if (!row.latency_live) return std::nullopt;
+    LatencySummary l;
+    l.count = row.lat_count;
+    l.min = row.lat_min;
+    l.p50 = row.lat_p50;
+    l.p99 = row.lat_p99;
+    l.max = row.lat_max;
+    return l;
+}
+
+std::vector<LatencyBucket> latency_buckets(const stats::LatencyHistogram& h) {
+    std::vector<LatencyBucket> out;
+    if (!h.count()) return out;
+    using H = stats::LatencyHistogram;
+    for (unsigned b = 0; b < H::kBuckets; ++b)
+        if (const uint64_t n = h.bucket_count(b))
+            out.push_back({H::bucket_low(b), H::bucket_high(b), n});
+    // The last bucket also holds every value beyond the histogram's range.
+    if (out.back().upper_ns <= h.max()) out.back().upper_ns = h.max() + 1;
+    return out;
+}
+
 GapSummary summarize(const stats::GapStats& g) {
     GapSummary s;
     s.measured = g.gaps() > 0;

@@ -2,6 +2,7 @@
 // procedures and exporters read it. Nothing here refers to the engine or to any output.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,17 @@ struct LatencySummary {
 };
 LatencySummary summarize(const stats::LatencyHistogram& h);
 LatencySummary summarize(const stats::StreamLatency& h);
+// An interval's live latency (count, min, p50, p99, max; the rest 0); none when the interval
+// measured no latency (IntervalRow::latency_live).
+std::optional<LatencySummary> live_latency(const stats::IntervalRow& row);
+
+// One non-empty bucket of a latency histogram: `count` values in [lower_ns, upper_ns).
+struct LatencyBucket {
+    uint64_t lower_ns = 0, upper_ns = 0, count = 0;
+};
+// The histogram's non-empty buckets, lowest first (exact to the nanosecond below 128 ns, then
+// 1/128 of a power of two wide: stats/latency.h).
+std::vector<LatencyBucket> latency_buckets(const stats::LatencyHistogram& h);
 
 // How long the workers of one direction were runnable but off their CPUs (another task held
 // the core): the longest of one worker, and the largest share of a worker's run. A receiver

@@ -669,6 +669,28 @@ nlohmann::json spec_json(const RunSpec& s) {
     return j;
 }
 
+std::vector<ShownOption> shown_options() {
+    std::vector<ShownOption> out;
+    const RunSpec s;
+    for (const auto& row : option_table()) {
+        if (!row.show) continue;
+        J j = J::object();
+        row.show(s, j);
+        ShownOption o{row.kind == OptionDef::Kind::positional ? "-- " + std::string(row.value_name)
+                                                              : row.cli_names().substr(row.cli_names().rfind(',') + 1),
+                      std::string(row.group), {}};
+        for (const auto& [k, v] : j.items()) {
+            if (!v.is_object()) {
+                o.keys.push_back(k);
+                continue;
+            }
+            for (const auto& [k2, v2] : v.items()) o.keys.push_back(k + "." + k2);
+        }
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
 std::string options_markdown(Command c) {
     std::string out;
     std::string_view group;

@@ -90,6 +90,16 @@ nlohmann::json streams_json(const RunSpec& s);
 // The JSON "spec" section: every option's effective value.
 nlohmann::json spec_json(const RunSpec& s);
 
+// The keys each option writes into the "spec" section ("--size": "frame.size"; "--rate":
+// "rate" and "rate_pps"), in the table's order, so a reader of a report can name the option
+// behind every value.
+struct ShownOption {
+    std::string option;  // as typed: "--catch-up"; "-- ARGS" for what follows --
+    std::string group;   // "Ports", "Frames", "Run", ...
+    std::vector<std::string> keys;
+};
+std::vector<ShownOption> shown_options();
+
 // The option reference of a command as a Markdown table (docs/usage.md embeds it).
 std::string options_markdown(Command c);
 

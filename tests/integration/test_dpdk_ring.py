@@ -118,7 +118,7 @@ def test_live_latency_per_interval():
     lat = [i["latency"] for i in iv]
     check(all(x is not None for x in lat), f"intervals without latency: {lat}")
     full = [x for i, x in zip(iv, lat) if i["t1"] - i["t0"] > 0.2 and i["t1"] < 2.0]
-    check(all(x["count"] > 0 and 0 < x["min"] <= x["p50"] <= x["p99"] <= x["max"] for x in full),
+    check(all(x["count"] > 0 and 0 < x["min_ns"] <= x["p50_ns"] <= x["p99_ns"] <= x["max_ns"] for x in full),
           f"interval latency: {full}")
     total = rep["latency"]["count"]
     check(sum(x["count"] for x in lat) == total == rep["totals"]["rx_classes"]["distinct"],

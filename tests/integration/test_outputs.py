@@ -128,7 +128,7 @@ def test_run_outputs():
             rows = list(csv.DictReader(f))
         nint = sum(len(t["intervals"]) for t in rep["trials"])
         check(len(rows) == nint, f"{len(rows)} CSV rows, {nint} intervals")
-        check(sum(int(r["tx_packets"]) for r in rows) == sent, "CSV TX adds up")
+        check(sum(int(r["tx.packets"]) for r in rows) == sent, "CSV TX adds up")
         check(sum(int(r["rx_ours"]) for r in rows) == sum(t["totals"]["rx_classes"]["ours"] for t in rep["trials"]),
               "CSV RX adds up")
 
@@ -176,7 +176,9 @@ def chromium():
 
 def test_html_report_renders():
     """`linerate report` on a run and on a sweep: a real browser (headless Chromium) loads the
-    page from a file; every chart drew, no script error, and a screenshot is taken."""
+    page from a file; every chart drew, no script error, the settings are rows of option and
+    value (no raw JSON in a cell), the latency is drawn from the report's histogram, and a
+    screenshot is taken."""
     browser = chromium()
     check(browser is not None, "chromium is not installed (scripts/deps.sh installs it)")
     with tempfile.TemporaryDirectory() as d:
@@ -185,7 +187,7 @@ def test_html_report_renders():
                             "--duration", "1s", "--interval", "100ms", "--json", f"{d}/run.json", "--", *NO_PCI],
                            capture_output=True, text=True, timeout=60)
         check(p.returncode == 0, p.stderr)
-        reports["run"] = (f"{d}/run.json", 6)  # rate, queues, timeline, latency bars and CDF, who dropped it
+        reports["run"] = (f"{d}/run.json", 6)  # rate, queues, timeline, latency histogram and CDF, who dropped it
         p = subprocess.run([LINERATE, "sweep", "-q", *RING_PAIR_ARGS, "--tx", "ring0", "--rx", "ring1", "--sizes",
                             "64,512,1518", "--count", "20k", "--max-loss", "0", "--json", f"{d}/sweep.json", "--",
                             *NO_PCI], capture_output=True, text=True, timeout=60)
@@ -205,6 +207,13 @@ def test_html_report_renders():
             made, drawn, errors, text = int(m[1]), int(m[2]), int(m[3]), m[4]
             check(made == charts and drawn == made, f"{name}: {made} charts made, {drawn} drew, expected {charts}")
             check(errors == 0, f"{name}: script errors: {text}")
+            # Every setting as a row: the option as typed, its value as text.
+            check(re.search(r'<td class="option">--rate</td><td>[^<{]+</td>', dom) is not None, f"{name}: no --rate row")
+            check(re.search(r'<td[^>]*>\s*[\[{]+"', dom) is None, f"{name}: raw JSON in a table cell")
+            if name == "run":
+                rep = json.load(open(path))
+                check(len(rep["latency"]["buckets"]) > 0, "the run report carries the latency histogram")
+                check('id="latency_hist"' in dom and 'id="latency_cdf"' in dom, f"{name}: latency histogram and CDF")
             shot = f"{d}/{name}.png"
             subprocess.run(args + ["--hide-scrollbars", "--window-size=1000,2400", f"--screenshot={shot}",
                                    f"file://{html}"], capture_output=True, timeout=120)

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -142,6 +143,33 @@ TEST(Options, TheJsonSpecKeepsItsFields) {
     EXPECT_EQ(j["count"], 10000);
     EXPECT_EQ(j["backend"], "dpdk");
     EXPECT_EQ(j["burst"], 64);
+}
+
+TEST(Options, EveryValueOfTheJsonSpecHasTheOptionBehindIt) {
+    std::map<std::string, std::string> owner;  // "frame.size" -> "--size"
+    for (const auto& o : spec::shown_options())
+        for (const auto& k : o.keys) {
+            EXPECT_EQ(owner.count(k), 0u) << k << " shown by " << owner[k] << " and " << o.option;
+            owner[k] = o.option;
+        }
+    EXPECT_EQ(owner.at("frame.size"), "--size");
+    EXPECT_EQ(owner.at("catch_up_s"), "--catch-up");
+    EXPECT_EQ(owner.at("rate_pps"), "--rate");
+    EXPECT_EQ(owner.at("eal_args"), "-- ARGS");
+    EXPECT_EQ(owner.at("max_loss_pct"), "--max-loss");
+    auto s = base();
+    s["rx"] = {"q"};
+    for (const auto kind : {spec::Procedure::run, spec::Procedure::throughput}) {
+        const auto j = spec::spec_json(spec::build_run_spec(s, kind));
+        for (const auto& [k, v] : j.items()) {
+            if (k == "reflect") continue;  // the reflector's own reports set it; no option does
+            if (v.is_object()) {
+                for (const auto& [k2, v2] : v.items()) EXPECT_EQ(owner.count(k + "." + k2), 1u) << k << "." << k2;
+            } else {
+                EXPECT_EQ(owner.count(k), 1u) << k;
+            }
+        }
+    }
 }
 
 TEST(Options, ReflectBuildsItsSpecFromTheSameTable) {

@@ -5,14 +5,20 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <pcap/pcap.h>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/pcap_writer.h"
+#include "backend/loop/loop_backend.h"
+#include "engine/session.h"
+#include "report/csv.h"
+#include "report/json_report.h"
 #include "report/output_files.h"
+#include "report/pcap_sink.h"
 #include "report/stream_sinks.h"
+#include "result/sink.h"
 #include "spec/options.h"
 #include "util/error.h"
 
@@ -134,7 +140,7 @@ TEST(StreamFile, TheFirstFailedWriteIsKeptOnceWithTheReason) {
     EXPECT_EQ(f.error(), "couldn't write the CSV file /dev/full: No space left on device");
 }
 
-TEST(StreamFile, SinksAndThePcapWriterReportAFullDevice) {
+TEST(StreamFile, SinksAndThePcapSinkReportAFullDevice) {
     stats::IntervalRow row;
     row.t1 = 1;
     report::CsvSink csv("/dev/full");
@@ -146,13 +152,16 @@ TEST(StreamFile, SinksAndThePcapWriterReportAFullDevice) {
     lines.interval(row);
     EXPECT_EQ(lines.error(), "couldn't write the JSON lines file /dev/full: No space left on device");
 
-    engine::PcapWriter pcap("/dev/full", 10);
+    report::PcapSink pcap("/dev/full", 10);
+    result::TrialResult trial;
     stats::CapturedFrame frame;
     frame.bytes.assign(60, 0);
     frame.orig_len = 60;
-    pcap.write({frame});
+    trial.captured = {frame};
+    pcap.trial_finished(trial);
     EXPECT_EQ(pcap.error(), "couldn't write the capture file /dev/full: No space left on device");
-    EXPECT_EQ(pcap.write({frame}), 0u) << "nothing more is written after a failure";
+    pcap.trial_finished(trial);
+    EXPECT_EQ(pcap.written(), 1u) << "nothing more is written after a failure";
 
     TempDir d;
     report::CsvSink good(d / "r.csv");
@@ -167,4 +176,42 @@ TEST(TableCsv, NestedValuesBecomeDottedColumnsAndCellsAreQuoted) {
                                                 {"size": 128, "extra": null, "list": [1]}])");
     // Keys in the JSON's (sorted) order, columns in order of first appearance.
     EXPECT_EQ(report::table_csv(rows), "received.pps,size,why,extra\n10,64,\"a, \"\"b\"\"\",\n,128,,\n");
+}
+
+TEST(PcapSink, TakesTheFirstCaptureCountFramesOfTheSessionFromTheTrialsResults) {
+    TempDir d;
+    auto spec = spec::build_run_spec({{"tx", {"a"}}, {"rx", {"b"}}, {"count", {"30"}}, {"capture", {d / "c.pcap"}},
+                                      {"capture-count", {"50"}}});
+    spec.backend = spec::BackendKind::loop;
+    spec.settle_s = 0;
+    report::PcapSink pcap(spec.capture_path, spec.capture_count);
+    report::TrialCollector collect;
+    result::SinkList sinks;
+    sinks.add(pcap);
+    sinks.add(collect);
+    {
+        engine::Session session(loop::make_loop_backend(), spec);
+        for (int i = 0; i < 3; ++i) {
+            const auto r = session.run_trial(spec.trial(), sinks);
+            EXPECT_EQ(r.rx.unique, 30u);
+            EXPECT_TRUE(r.captured.empty()) << "the frames went to the sinks, not into the result kept";
+        }
+    }
+    // 30 frames of the first trial, 20 of the second, none of the third.
+    EXPECT_EQ(pcap.written(), 50u);
+    EXPECT_EQ(pcap.error(), "");
+    for (const auto& t : collect.trials()) EXPECT_TRUE(t.captured.empty());
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t* p = pcap_open_offline((d / "c.pcap").c_str(), err);
+    ASSERT_NE(p, nullptr) << err;
+    unsigned frames = 0;
+    pcap_pkthdr* h = nullptr;
+    const u_char* data = nullptr;
+    while (pcap_next_ex(p, &h, &data) == 1) {
+        EXPECT_EQ(h->len, 60u) << "64-byte frames without their FCS";
+        EXPECT_EQ(h->caplen, 60u);
+        ++frames;
+    }
+    pcap_close(p);
+    EXPECT_EQ(frames, 50u);
 }

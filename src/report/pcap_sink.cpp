@@ -1,4 +1,4 @@
-#include "engine/pcap_writer.h"
+#include "report/pcap_sink.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -9,9 +9,9 @@
 
 #include "util/error.h"
 
-namespace lr::engine {
+namespace lr::report {
 
-PcapWriter::PcapWriter(const std::string& path, uint32_t max_frames) : max_(max_frames), path_(path) {
+PcapSink::PcapSink(const std::string& path, uint32_t max_frames) : max_(max_frames), path_(path) {
     pcap_ = pcap_open_dead(DLT_EN10MB, 65535);
     if (!pcap_) throw EnvError("couldn't start a pcap writer");
     dumper_ = pcap_dump_open(pcap_, path.c_str());
@@ -22,12 +22,12 @@ PcapWriter::PcapWriter(const std::string& path, uint32_t max_frames) : max_(max_
     }
 }
 
-PcapWriter::~PcapWriter() {
+PcapSink::~PcapSink() {
     if (dumper_) pcap_dump_close(dumper_);
     if (pcap_) pcap_close(pcap_);
 }
 
-uint32_t PcapWriter::write(const std::vector<stats::CapturedFrame>& frames) {
+uint32_t PcapSink::write(const std::vector<stats::CapturedFrame>& frames) {
     if (!error_.empty()) return 0;
     // The frames carry CLOCK_MONOTONIC times; a pcap wants wall-clock ones.
     timespec mono{}, real{};
@@ -58,4 +58,4 @@ uint32_t PcapWriter::write(const std::vector<stats::CapturedFrame>& frames) {
     return n;
 }
 
-}  // namespace lr::engine
+}  // namespace lr::report

@@ -1,0 +1,37 @@
+#include "report/metric_values.h"
+
+#include <fmt/format.h>
+
+#include "report/result_fields.h"
+
+namespace lr::report {
+
+std::vector<GaugeValue> interval_gauges(const stats::IntervalRow& row) {
+    const auto j = interval_json(row);
+    std::vector<GaugeValue> g;
+    for (const char* dir : {"tx", "rx"}) {
+        const auto& r = j.at(dir);
+        g.push_back({"linerate_rate_packets_per_second", {{"direction", dir}}, r.at("pps").get<double>()});
+        for (const char* layer : {"l1", "l2"})
+            g.push_back({"linerate_rate_bits_per_second", {{"direction", dir}, {"layer", layer}},
+                         r.at(std::string(layer) + "_bps").get<double>()});
+    }
+    g.push_back({"linerate_sequence_gaps", {}, j.at("seq_gaps").get<double>()});
+    g.push_back({"linerate_generator_limited", {}, j.at("generator_limited").get<bool>() ? 1.0 : 0.0});
+    const auto& lat = j.at("latency");
+    if (lat.is_object() && lat.at("count").get<uint64_t>() > 0)
+        for (const auto& [key, q] : latency_quantiles())
+            if (lat.contains(key))
+                g.push_back({"linerate_latency_seconds", {{"quantile", fmt::format("{:g}", q)}},
+                             lat.at(key).get<double>() * 1e-9});
+    return g;
+}
+
+std::vector<std::pair<std::string, uint64_t>> rx_class_counts(const stats::QueueSample& q) {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    const auto classes = rx_class_fields().json(rx_classes(q));
+    for (const auto& [cls, v] : classes.items()) out.emplace_back(cls, v.get<uint64_t>());
+    return out;
+}
+
+}  // namespace lr::report

@@ -1,0 +1,30 @@
+// What the Prometheus exporter (report/metrics.h) sets each interval, read from the interval's
+// and the queues' field lists (report/result_fields.h), so its gauges and labels hold the
+// same values and names as the JSON and CSV outputs. Kept apart from prometheus-cpp, so the
+// unit tests can compare them with the other outputs.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stats/snapshot.h"
+
+namespace lr::report {
+
+struct GaugeValue {
+    std::string name;  // the metric: "linerate_rate_packets_per_second"
+    std::map<std::string, std::string> labels;
+    double value = 0;
+};
+
+// The last interval's gauges: rates per direction (pps; bits/s at L1 and L2), the open
+// sequence gaps, whether the senders fell short, and the live latency quantiles in seconds
+// (quantile "0" is the minimum, "1" the maximum; none when the interval measured no frame).
+std::vector<GaugeValue> interval_gauges(const stats::IntervalRow& row);
+
+// A receiving queue's frames by class ("ours", "distinct", ...: the JSON's rx class keys).
+std::vector<std::pair<std::string, uint64_t>> rx_class_counts(const stats::QueueSample& q);
+
+}  // namespace lr::report
