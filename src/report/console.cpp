@@ -16,7 +16,7 @@ std::string gap_line(const result::GapSummary& g) {
                        100.0 * g.zero_fraction);
 }
 
-void print_rate(std::FILE* out, const result::RateResult& r, unsigned size) {
+void print_rate(std::FILE* out, const result::RateResult& r, double size) {
     if (r.requested_pps > 0)
         fmt::print(out, "Rate: asked {} ({}), offered {} ({:+.3f} %), {} pattern\n", r.requested,
                    spec::describe_rate(r.requested_pps, size, r.line_rate_bps), spec::format_pps(r.offered_pps),
@@ -26,6 +26,35 @@ void print_rate(std::FILE* out, const result::RateResult& r, unsigned size) {
                    spec::describe_rate(r.offered_pps, size, r.line_rate_bps));
     if (r.departures.measured) fmt::print(out, "Departure gaps (sender): {}\n", gap_line(r.departures));
     if (r.arrivals.measured) fmt::print(out, "Arrival gaps (receiver, per receive burst): {}\n", gap_line(r.arrivals));
+}
+
+// The streams of a mix, a line each: the worst by loss first when there are many.
+void print_streams(std::FILE* out, const result::TrialResult& r) {
+    constexpr size_t kShown = 20;
+    std::vector<const result::StreamResult*> v;
+    for (const auto& s : r.streams) v.push_back(&s);
+    if (v.size() > kShown)
+        std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->lost > b->lost; });
+    fmt::print(out, "{:<16} {:>12} {:>14} {:>10} {:>12} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9}\n", "stream", "sent",
+               "bytes(L2)", "Mpps", "received", "lost", "lost %", "reord", "p50 us", "p99 us", "jitter us");
+    for (size_t i = 0; i < v.size() && i < kShown; ++i) {
+        const auto& s = *v[i];
+        const auto num = [&](uint64_t x) { return s.measured ? fmt::format("{}", x) : std::string("-"); };
+        const auto us = [&](double ns) { return s.latency.count ? fmt::format("{:.3f}", ns / 1e3) : std::string("-"); };
+        fmt::print(out, "{:<16} {:>12} {:>14} {:>10.3f} {:>12} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9}\n",
+                   s.name.substr(0, 16), s.sent, s.sent_bytes, s.tx_pps / 1e6, num(s.received), num(s.lost),
+                   s.measured && s.sent ? fmt::format("{:.4f}", 100.0 * s.lost / s.sent) : std::string("-"),
+                   num(s.reordered), us(static_cast<double>(s.latency.p50)), us(static_cast<double>(s.latency.p99)),
+                   s.measured ? fmt::format("{:.3f}", s.jitter_ns / 1e3) : std::string("-"));
+    }
+    if (v.size() > kShown)
+        fmt::print(out, "({} more streams, the least lost: every one is in --json and --csv)\n", v.size() - kShown);
+    if (!r.rx_sizes.empty()) {
+        std::string sizes;
+        for (const auto& c : r.rx_sizes)
+            if (sizes.size() < 200) sizes += fmt::format("{}{} B: {}", sizes.empty() ? "" : ", ", c.size, c.frames);
+        fmt::print(out, "Received per size: {}{}\n", sizes, sizes.size() >= 200 ? ", ..." : "");
+    }
 }
 
 }  // namespace
@@ -69,7 +98,11 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::Tria
         fmt::print(out, "TX total: {} packets, {} bytes in {:.3f}s = {:.3f} Mpps, {:.3f} Gb/s L1, {:.3f} Gb/s L2\n",
                    r.tx.packets, r.tx.bytes, secs, t.pps() / 1e6, t.l1_bps() / 1e9, t.l2_bps() / 1e9);
     }
-    if (spec.tx_enabled()) print_rate(out, r.rate, spec.frame.frame_size);
+    // A mix's rates in bits count its mean frame, as sent.
+    const double size = spec.single_fixed_stream() || !r.tx.packets
+                            ? spec.frame.frame_size
+                            : static_cast<double>(r.tx.bytes) / static_cast<double>(r.tx.packets);
+    if (spec.tx_enabled()) print_rate(out, r.rate, size);
     if (spec.rx_enabled()) {
         stats::Rates t{r.rx.packets, r.rx.bytes, r.rx_seconds};
         fmt::print(out,
@@ -86,7 +119,7 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::Tria
             lost += st.lost;
             jit = std::max(jit, st.jitter_ns);
         }
-        fmt::print(out, "Sequence ({} streams): lost {}, reordered {}, duplicates {}, late {}\n", r.flows.size(),
+        fmt::print(out, "Sequence ({} flows): lost {}, reordered {}, duplicates {}, late {}\n", r.flows.size(),
                    lost, r.rx.reordered, r.rx.dup, r.rx.late);
         const auto l = result::summarize(r.latency);
         if (l.count)
@@ -97,6 +130,7 @@ void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::Tria
                        l.p99 / 1e3, l.p999 / 1e3, l.max / 1e3, jit / 1e3);
         if (l.count) fmt::print(out, "Timestamps: {}, one read per burst\n", stats::clock_source_name());
     }
+    if (!spec.single_fixed_stream()) print_streams(out, r);
     if (spec.outstanding)
         fmt::print(out, "Transactions: {} answered, {:.0f}/s with at most {} outstanding per queue; {} timed out\n",
                    r.rx.unique, r.transactions_per_s, spec.outstanding, r.timeouts);

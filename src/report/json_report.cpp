@@ -20,7 +20,9 @@ nlohmann::json trial_report(const spec::RunSpec& spec, const result::TrialResult
                                        "RX burst after it is received; one-way on one host"
                                  : std::string("none")},
     };
-    j["streams"] = json_array(flow_fields(), r.flows);
+    j["streams"] = json_array(stream_fields(), r.streams);
+    j["flows"] = json_array(flow_fields(), r.flows);
+    j["rx_sizes"] = json_array(size_count_fields(), r.rx_sizes);
     j["latency"] = r.latency.count() ? trial_latency_fields().json(r) : J(nullptr);
     j["transactions"] = spec.outstanding ? J{{"answered", r.rx.unique},
                                              {"per_second", r.transactions_per_s},

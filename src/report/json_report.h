@@ -13,7 +13,7 @@
 
 namespace lr::report {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;  // 2: streams[] per stream of the mix, flows[] per flow
 
 // One trial's part of the report (intervals, queues, streams, latency, totals, verdict...),
 // every result in it written through its field list (report/result_fields.h).

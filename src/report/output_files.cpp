@@ -97,6 +97,7 @@ std::vector<OutputPath> output_paths(const spec::RunSpec& spec) {
     if (!spec.junit_path.empty()) out.push_back({"--junit", spec.junit_path, true});
     if (!spec.csv_path.empty()) {
         out.push_back({"--csv", spec.csv_path, false});
+        out.push_back({"--csv", csv_companion(spec.csv_path, "streams"), false});
         if (spec.procedure.kind != spec::Procedure::run) {
             out.push_back({"--csv", csv_companion(spec.csv_path, "trials"), true});
             out.push_back({"--csv", csv_companion(spec.csv_path, "sizes"), true});

@@ -158,6 +158,46 @@ const Fields<result::FlowResult>& flow_fields() {
     return f;
 }
 
+const Fields<result::SizeCount>& size_count_fields() {
+    using F = Fields<result::SizeCount>;
+    static const F f{
+        F::value("size", [](const result::SizeCount& c) { return c.size; }),
+        F::value("frames", [](const result::SizeCount& c) { return c.frames; }),
+    };
+    return f;
+}
+
+const Fields<result::StreamResult>& stream_fields() {
+    using F = Fields<result::StreamResult>;
+    using S = result::StreamResult;
+    // Measured: the stream is signed and received in this run (else only what was sent).
+    const auto measured = [](const S& s) { return s.measured; };
+    static const F f{
+        F::value("name", [](const S& s) { return s.name; }),
+        F::value("index", [](const S& s) { return s.index; }),
+        F::value("first_flow", [](const S& s) { return s.first_flow; }),
+        F::value("flows", [](const S& s) { return s.flows; }),
+        F::value("measured", measured),
+        F::value("requested_pps", [](const S& s) { return positive(s.requested_pps); }),
+        F::value("tx_pps", [](const S& s) { return s.tx_pps; }),
+        F::value("sent", [](const S& s) { return s.sent; }),
+        F::value("sent_bytes", [](const S& s) { return s.sent_bytes; }),
+        F::value("received", [](const S& s) { return s.measured ? J(s.received) : J(nullptr); }),
+        F::value("lost", [](const S& s) { return s.measured ? J(s.lost) : J(nullptr); }),
+        F::value("loss_pct", [](const S& s) {
+            return s.measured && s.sent ? J(100.0 * static_cast<double>(s.lost) / static_cast<double>(s.sent)) : J(nullptr);
+        }),
+        F::value("reordered", [](const S& s) { return s.measured ? J(s.reordered) : J(nullptr); }),
+        F::value("duplicates", [](const S& s) { return s.measured ? J(s.duplicates) : J(nullptr); }),
+        F::value("late", [](const S& s) { return s.measured ? J(s.late) : J(nullptr); }),
+        F::value("jitter_ns", [](const S& s) { return s.measured ? J(s.jitter_ns) : J(nullptr); }),
+        F::part("latency", latency_fields(),
+                [](const S& s) { return s.latency.count ? std::optional(s.latency) : std::nullopt; }),
+        F::value("sizes", [](const S& s) { return json_array(size_count_fields(), s.sizes); }),
+    };
+    return f;
+}
+
 const Fields<result::GapSummary>& gap_fields() {
     using F = Fields<result::GapSummary>;
     using G = result::GapSummary;

@@ -1,7 +1,6 @@
 // The fields of every result type, one list each (report/fields.h): the JSON report, the JSON
 // lines, the CSV files and the Prometheus exporter all write a result through its list, so
-// two outputs cannot disagree on a key or a value. A new result type (the streams of a mix,
-// say) gets its list here and every output can take it from there.
+// two outputs cannot disagree on a key or a value.
 //
 // Latency keys are spelt one way everywhere: the unit in the name (`min_ns`, `p50_ns`,
 // `p999_ns`, `mean_ns`, `max_ns`), beside `count`.
@@ -33,7 +32,9 @@ const Fields<result::LatencyBucket>& latency_bucket_fields();
 const Fields<stats::Totals>& rx_class_fields();              // ours, distinct, foreign, ..., late
 const Fields<stats::IntervalRow>& interval_fields();
 const Fields<result::QueueResult>& queue_fields();
-const Fields<result::FlowResult>& flow_fields();   // per flow (signed stream id): the report's "streams"
+const Fields<result::FlowResult>& flow_fields();   // per flow (signed stream id): the report's "flows"
+const Fields<result::SizeCount>& size_count_fields();
+const Fields<result::StreamResult>& stream_fields();  // per stream of the mix: the report's "streams"
 const Fields<result::GapSummary>& gap_fields();
 const Fields<result::RateResult>& rate_fields();
 const Fields<PortCounters>& port_fields();

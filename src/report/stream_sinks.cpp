@@ -1,6 +1,7 @@
 #include "report/stream_sinks.h"
 
 #include "report/csv.h"
+#include "report/output_files.h"
 #include "report/result_fields.h"
 
 namespace lr::report {
@@ -34,6 +35,12 @@ void JsonLinesSink::trial_finished(const result::TrialResult& r) {
     j["type"] = "trial";
     j["trial"] = r.index;
     line(j);
+    for (const auto& st : r.streams) {
+        auto s = stream_fields().json(st);
+        s["type"] = "stream";
+        s["trial"] = r.index;
+        line(s);
+    }
 }
 
 void JsonLinesSink::end(const nlohmann::json& summary) {
@@ -47,7 +54,25 @@ std::vector<std::string> CsvSink::columns() {
     return c;
 }
 
-CsvSink::CsvSink(const std::string& path) : file_(path, "CSV") { file_.write(csv_line(columns())); }
+std::vector<std::string> CsvSink::stream_columns() {
+    auto c = stream_fields().columns();
+    c.insert(c.begin(), "trial");
+    return c;
+}
+
+CsvSink::CsvSink(const std::string& path) : file_(path, "CSV"), streams_(csv_companion(path, "streams"), "CSV") {
+    file_.write(csv_line(columns()));
+    streams_.write(csv_line(stream_columns()));
+}
+
+void CsvSink::trial_finished(const result::TrialResult& r) {
+    for (const auto& st : r.streams) {
+        auto cells = stream_fields().cells(st);
+        cells.insert(cells.begin(), r.index);
+        streams_.write(csv_line(cells));
+    }
+    streams_.flush();
+}
 
 void CsvSink::interval(const stats::IntervalRow& r) {
     auto cells = interval_fields().cells(r);

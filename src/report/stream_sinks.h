@@ -22,6 +22,7 @@ public:
     explicit JsonLinesSink(const std::string& path);
     void trial_started(const result::TrialStart& t) override;
     void interval(const stats::IntervalRow& row) override;
+    // The trial's line, then a line per stream of the mix ({"type": "stream", ...}).
     void trial_finished(const result::TrialResult& r) override;
     // The last line: {"type": "end", ...} with the whole report or procedure result; then
     // the file is closed.
@@ -34,20 +35,27 @@ private:
     unsigned trial_ = 0;
 };
 
+// --csv FILE: the intervals in FILE, and a row per stream of each trial in FILE-streams.csv.
 class CsvSink final : public result::Sink {
 public:
-    // Throws EnvError when the file cannot be created.
+    // Throws EnvError when a file cannot be created.
     explicit CsvSink(const std::string& path);
     void trial_started(const result::TrialStart& t) override { trial_ = t.index; }
     void interval(const stats::IntervalRow& row) override;
-    // The header: "trial", then the interval's columns (interval_fields()).
+    void trial_finished(const result::TrialResult& r) override;
+    // The headers: "trial", then the interval's columns (interval_fields()), or the stream's
+    // (stream_fields()).
     static std::vector<std::string> columns();
-    // Flushes and closes the file; error() then covers every write.
-    void close() { file_.close(); }
-    const std::string& error() const { return file_.error(); }
+    static std::vector<std::string> stream_columns();
+    // Flushes and closes the files; error() then covers every write.
+    void close() {
+        file_.close();
+        streams_.close();
+    }
+    const std::string& error() const { return file_.error().empty() ? streams_.error() : file_.error(); }
 
 private:
-    StreamFile file_;
+    StreamFile file_, streams_;
     unsigned trial_ = 0;
 };
 

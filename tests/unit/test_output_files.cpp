@@ -96,8 +96,8 @@ TEST(Preflight, ARunsOutputsIncludeTheProceduresCsvTables) {
     std::vector<std::string> got;
     for (const auto& o : report::output_paths(s)) got.push_back(o.option + " " + o.path + (o.whole ? " whole" : ""));
     EXPECT_EQ(got, (std::vector<std::string>{"--json /x/r.json whole", "--junit /x/j.xml whole", "--csv /x/r.csv",
-                                             "--csv /x/r-trials.csv whole", "--csv /x/r-sizes.csv whole",
-                                             "--capture /x/c.pcap"}));
+                                             "--csv /x/r-streams.csv", "--csv /x/r-trials.csv whole",
+                                             "--csv /x/r-sizes.csv whole", "--capture /x/c.pcap"}));
 }
 
 TEST(WriteFile, ReplacesTheFileWholeAndFollowsALink) {
