@@ -62,6 +62,33 @@
                                                    title: { display: true, text: unit ? `${title} (${unit})` : title } });
   const logAxis = (title) => ({ type: "logarithmic", title: { display: true, text: title } });
 
+  // The streams of a mix: a table, and their latency side by side (shown when there is more
+  // than the one stream the options describe, or its sizes vary).
+  const streamSections = (streams) => {
+    if (!streams.length || (streams.length === 1 && (streams[0].sizes || []).length < 2)) return;
+    const s = section("Streams", `${plural(streams.length, "stream", "streams")}; received, loss and latency where ` +
+                      "the stream is signed and received in this run (\"-\": sent only).");
+    const sizes = (st) => (st.sizes || []).map((z) => `${z.size} B ×${fmt(z.frames, 0)}`).join(", ");
+    table(s, ["stream", "sent", "bytes (L2)", "Mpps", "received", "lost", "loss %", "reordered", "duplicates", "late",
+              "p50", "p99", "max", "jitter", "sizes"],
+          streams.map((st) => [st.name, fmt(st.sent, 0), fmt(st.sent_bytes, 0), fmt(st.tx_pps / 1e6), fmt(st.received, 0),
+                               fmt(st.lost, 0), fmt(st.loss_pct, 4), fmt(st.reordered, 0), fmt(st.duplicates, 0),
+                               fmt(st.late, 0), st.latency ? fmtNs(st.latency.p50_ns) : "-",
+                               st.latency ? fmtNs(st.latency.p99_ns) : "-", st.latency ? fmtNs(st.latency.max_ns) : "-",
+                               st.jitter_ns === null ? "-" : fmtNs(st.jitter_ns), sizes(st)]));
+    const timed = streams.filter((st) => st.latency);
+    if (timed.length) {
+      chart(section("Latency per stream", "Each stream's percentiles (from its own histogram)."), "stream_latency", {
+        type: "bar",
+        data: { labels: timed.map((st) => st.name),
+                datasets: [
+                  { label: "p50", data: timed.map((st) => st.latency.p50_ns / 1e3), backgroundColor: "#1f77b4" },
+                  { label: "p99", data: timed.map((st) => st.latency.p99_ns / 1e3), backgroundColor: "#ff7f0e" },
+                  { label: "max", data: timed.map((st) => st.latency.max_ns / 1e3), backgroundColor: "#d62728" } ] },
+        options: { scales: { y: logAxis("latency (µs)") } } });
+    }
+  };
+
   // ---- header: what ran, where, and the verdict ----
   const v = R.verdict || {};
   document.getElementById("verdict").textContent = `${(v.result || "?").toUpperCase()}${v.reason ? ": " + v.reason : ""}`;
@@ -174,6 +201,7 @@
         { label: "back-pressure", data: at((i) => i.backpressure), borderColor: "#8c564b" } ] },
       options: { scales: { x: lin("time", "s", false), y: lin("count") } } });
     if (R.latency) latencyCharts(R.latency, `Latency (${R.latency.kind || "one-way"})`);
+    streamSections(R.streams || []);
     const a = (R.totals || {}).loss_account;
     if (a) {
       chart(section("Who dropped it", `${fmt(a.lost, 0)} frames lost in all.`), "drops", {
