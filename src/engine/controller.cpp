@@ -8,6 +8,7 @@
 #include "engine/aggregate.h"
 #include "engine/interrupt.h"
 #include "engine/latency_collector.h"
+#include "engine/stream_live.h"
 
 namespace lr::engine {
 namespace {
@@ -61,6 +62,7 @@ private:
                                 row.tx.pps() < stats::kGeneratorLimited * spec_.rate_pps;
         if (row.latency_live) max_latency_s_ = std::max(max_latency_s_, row.lat_max * 1e-9);
         res_.intervals.push_back(row);
+        if (streams_ && streams_->live() && !final) sink_.streams_live(streams_->take());
         sink_.interval(row);
         last_ = cur;
     }
@@ -93,6 +95,7 @@ private:
     size_t n_;
     Watchdog wd_;
     LatencyCollector latency_;
+    std::optional<StreamLiveCollector> streams_;  // a mix: each stream's counts, live
     std::vector<stats::PortSample> port_base_;
     std::vector<LinkWatch> links_;
     result::TrialResult res_;
@@ -243,6 +246,7 @@ result::TrialResult Trial::run(unsigned index) {
     res_.ids = slots_.ids;
     res_.loopback = spec_.tx_enabled() && spec_.rx_enabled() && !spec_.reflect;
     const auto workers = plan_workers(spec_, layout_, slots_, out_, ctl_);
+    streams_.emplace(spec_, out_);
     // Each later trial starts from drained, idle queues: stragglers of an earlier one are
     // dropped. The first finds the ports as they were opened (a pcap port's frames wait there).
     if (index > 0) res_.flushed_before = be_.flush_rx();

@@ -66,7 +66,7 @@ CounterSlots plan_counters(const backend::SessionLayout& layout) {
 
 TrialOutputs::TrialOutputs(size_t slots)
     : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots), departures(slots),
-      tx_captures(slots), shares_sent(slots), programs(slots), tx_pps(slots, 0) {}
+      tx_captures(slots), shares_sent(slots), programs(slots), tx_pps(slots, 0), shares_live(slots) {}
 
 std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const backend::SessionLayout& layout,
                                                const CounterSlots& slots, TrialOutputs& out,
@@ -125,6 +125,8 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
                 out.programs[k] = t.program;
                 out.tx_pps[k] = progs.queue_pps[prog_at++];
                 t.shares_sent = &out.shares_sent[k];
+                out.shares_live[k] = std::make_unique<stats::CountsExchange<uint64_t>>();
+                t.shares_live = out.shares_live[k].get();
                 // The buffers start zeroed; every frame then writes its template's bytes.
                 t.templates = {std::vector<uint8_t>(progs.max_len, 0)};
                 t.frame_len = progs.max_len;
@@ -177,6 +179,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             if (!stream_of.empty() && r.sign && stream_of.size() == r.streams) {
                 res.stream_of = stream_of;
                 res.stream_latency.assign(mix.size(), {});
+                res.flows_live = std::make_unique<stats::CountsExchange<stats::FlowLive>>();
             }
             if (sizes_vary) res.sizes.assign(stats::kSizeSlots, 0);
             w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];

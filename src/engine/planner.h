@@ -41,6 +41,8 @@ struct TrialOutputs {
     std::vector<std::shared_ptr<const worker::TxProgram>> programs;
     std::vector<double> tx_pps;
     std::vector<uint32_t> first_flow;  // per stream of the mix: its first signed stream id
+    // Streams: per counter slot (TX slots) each share's frames so far, for the live views.
+    std::vector<std::unique_ptr<stats::CountsExchange<uint64_t>>> shares_live;
     explicit TrialOutputs(size_t slots);
 };
 

@@ -1,5 +1,6 @@
 #include "report/live_table.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -81,6 +82,20 @@ void LiveTableSink::interval(const stats::IntervalRow& row) {
         "receiving device {}, egress device {}",
         bp, ring_full, fill_empty, no_socket, missed, device, egress);
     out.push_back(ring_full + no_socket + missed + device + egress ? paint(drops, "33") : drops);
+    if (!streams_.empty()) {
+        auto worst = streams_;
+        std::stable_sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return a.gaps > b.gaps; });
+        out.push_back(paint(fmt::format("{:<16} {:>12} {:>12} {:>10} {:>9} {:>6}  ({} streams, the worst {} by loss so far)",
+                                        "stream", "sent", "received", "lost", "reord", "dup", streams_.size(),
+                                        std::min(kWorstStreams, worst.size())),
+                            "1"));
+        for (size_t i = 0; i < worst.size() && i < kWorstStreams; ++i) {
+            const auto& st = worst[i];
+            const auto line = fmt::format("{:<16} {:>12} {:>12} {:>10} {:>9} {:>6}", st.name.substr(0, 16), st.sent,
+                                          st.received, st.gaps, st.reordered, st.duplicates);
+            out.push_back(st.gaps ? paint(line, "33") : line);
+        }
+    }
     if (row.generator_limited)
         out.push_back(paint(fmt::format("generator-limited: asked {}, offered {}", spec::format_pps(row.requested_pps),
                                         spec::format_pps(row.tx.pps())),
@@ -105,6 +120,9 @@ void LiveTableSink::interval(const stats::IntervalRow& row) {
     std::fflush(out_);
 }
 
-void LiveTableSink::trial_finished(const result::TrialResult&) { lines_ = 0; }
+void LiveTableSink::trial_finished(const result::TrialResult&) {
+    lines_ = 0;
+    streams_.clear();
+}
 
 }  // namespace lr::report

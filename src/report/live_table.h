@@ -2,7 +2,8 @@
 // TX/RX Mpps and Gbit/s at L1 and L2, receive classes (lost so far, reordered, duplicates),
 // latency p50/p99/max where measured, drops by where they happened (device back-pressure,
 // socket ring full, fill ring empty, no socket, NIC missed, egress device), flags such as
-// generator-limited, and a progress line (trial, load, elapsed and remaining). Only when the
+// generator-limited, the streams of a mix that lost the most so far, and a progress line
+// (trial, load, elapsed and remaining). Only when the
 // output is a terminal; colours only then and never with NO_COLOR set. From the control
 // thread's snapshots: nothing here touches a worker.
 #pragma once
@@ -20,7 +21,10 @@ public:
     void trial_started(const result::TrialStart& t) override;
     void snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s) override;
     void interval(const stats::IntervalRow& row) override;
+    void streams_live(const std::vector<result::StreamLive>& v) override { streams_ = v; }
     void trial_finished(const result::TrialResult& r) override;
+    // The streams a table shows: the worst by open sequence gaps (loss so far).
+    static constexpr size_t kWorstStreams = 5;
 
 private:
     std::string paint(const std::string& s, const char* code) const;
@@ -28,6 +32,7 @@ private:
     bool colour_;
     unsigned lines_ = 0;  // drawn last time: the cursor goes back up over them
     std::vector<stats::QueueId> ids_;
+    std::vector<result::StreamLive> streams_;  // a mix: its streams as of this interval
     stats::Snapshot prev_, cur_;
     unsigned trial_ = 0, of_ = 1, frame_size_ = 0;
     double requested_pps_ = 0, duration_s_ = 0;

@@ -34,4 +34,28 @@ std::vector<std::pair<std::string, uint64_t>> rx_class_counts(const stats::Queue
     return out;
 }
 
+std::vector<GaugeValue> stream_values(const std::vector<result::StreamLive>& streams) {
+    std::vector<GaugeValue> out;
+    result::StreamLive other;
+    other.name = "other";
+    bool others = false;
+    auto add = [&](const result::StreamLive& s) {
+        out.push_back({"linerate_stream_packets", {{"stream", s.name}, {"direction", "tx"}}, static_cast<double>(s.sent)});
+        out.push_back({"linerate_stream_packets", {{"stream", s.name}, {"direction", "rx"}}, static_cast<double>(s.received)});
+        out.push_back({"linerate_stream_sequence_gaps", {{"stream", s.name}}, static_cast<double>(s.gaps)});
+    };
+    for (const auto& s : streams) {
+        if (s.index < kMaxStreamSeries) {
+            add(s);
+            continue;
+        }
+        others = true;
+        other.sent += s.sent;
+        other.received += s.received;
+        other.gaps += s.gaps;
+    }
+    if (others) add(other);
+    return out;
+}
+
 }  // namespace lr::report

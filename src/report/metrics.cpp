@@ -56,6 +56,11 @@ MetricsSink::MetricsSink(const std::string& listen) {
     latency_hist_ = &BuildHistogram().Name("linerate_frame_latency_seconds").Help("Latency of every timed frame, "
                                                                                   "added when each trial ends")
                          .Register(*registry_);
+    stream_packets_ = &BuildCounter().Name("linerate_stream_packets_total").Help(
+        "A stream's frames, sent (tx) and received (rx, distinct), at most 100 streams by name and the rest as "
+        "stream=\"other\"").Register(*registry_);
+    stream_gaps_ = &BuildGauge().Name("linerate_stream_sequence_gaps").Help(
+        "A stream's frames missing from its receivers' sequences now (running loss)").Register(*registry_);
     for (auto* g : {rate_pps_, rate_bps_, lost_, latency_, info_}) gauges_[g->GetName()] = g;
     exposer_->RegisterCollectable(registry_);
 }
@@ -121,7 +126,21 @@ void MetricsSink::interval(const stats::IntervalRow& row) {
     for (const auto& g : interval_gauges(row)) gauges_.at(g.name)->Add(g.labels).Set(g.value);
 }
 
+void MetricsSink::streams_live(const std::vector<result::StreamLive>& v) {
+    for (const auto& g : stream_values(v)) {
+        if (g.name == "linerate_stream_packets")
+            add(*stream_packets_, g.labels, static_cast<uint64_t>(g.value), last_[key_of(*stream_packets_, g.labels)]);
+        else
+            stream_gaps_->Add(g.labels).Set(g.value);
+    }
+}
+
 void MetricsSink::trial_finished(const result::TrialResult& r) {
+    // The streams' final counts (the live ones are up to an interval old).
+    std::vector<result::StreamLive> fin;
+    for (const auto& s : r.streams) fin.push_back({s.index, s.name, s.sent, s.received, s.lost, s.reordered,
+                                                   s.duplicates, s.late});
+    if (fin.size() > 1 || (fin.size() == 1 && fin[0].index > 0)) streams_live(fin);
     const auto& h = r.latency;
     if (!h.count()) return;
     const auto& bounds = latency_bounds();

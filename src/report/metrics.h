@@ -31,6 +31,7 @@ public:
     void trial_started(const result::TrialStart& t) override;
     void snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s) override;
     void interval(const stats::IntervalRow& row) override;
+    void streams_live(const std::vector<result::StreamLive>& v) override;
     void trial_finished(const result::TrialResult& r) override;
     const std::string& address() const { return address_; }
 
@@ -41,7 +42,8 @@ private:
     std::string address_;
     std::unique_ptr<prometheus::Exposer> exposer_;
     std::shared_ptr<prometheus::Registry> registry_;
-    prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_;
+    prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_, *stream_packets_;
+    prometheus::Family<prometheus::Gauge>* stream_gaps_;
     prometheus::Family<prometheus::Gauge>*rate_pps_, *rate_bps_, *lost_, *latency_, *trials_, *info_;
     prometheus::Family<prometheus::Histogram>* latency_hist_;
     std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges_;  // the interval's, by name

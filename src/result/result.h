@@ -89,6 +89,15 @@ struct StreamResult {
     std::vector<SizeCount> sizes;  // frames sent per size
 };
 
+// A stream while the trial runs (the live views): its frames sent so far and what its
+// receivers have seen, as of the last time the workers were asked (once per interval).
+struct StreamLive {
+    uint32_t index = 0;
+    std::string name;
+    uint64_t sent = 0;
+    uint64_t received = 0, gaps = 0, reordered = 0, duplicates = 0, late = 0;  // gaps: open sequence gaps
+};
+
 // Gaps between departures (sender) or arrivals (receiver), from one clock read per burst.
 struct GapSummary {
     bool measured = false;

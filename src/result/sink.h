@@ -27,6 +27,8 @@ public:
     // counters (cumulative since the trial started) and the ports' (exporters read these).
     virtual void snapshot(const std::vector<stats::QueueId>&, const stats::Snapshot&) {}
     virtual void interval(const stats::IntervalRow&) {}
+    // A mix of streams, every interval before interval(): each stream's counts so far.
+    virtual void streams_live(const std::vector<StreamLive>&) {}
     virtual void trial_finished(const TrialResult&) {}
 };
 
@@ -42,6 +44,9 @@ public:
     }
     void interval(const stats::IntervalRow& r) override {
         for (auto* s : sinks_) s->interval(r);
+    }
+    void streams_live(const std::vector<StreamLive>& v) override {
+        for (auto* s : sinks_) s->streams_live(v);
     }
     void trial_finished(const TrialResult& r) override {
         for (auto* s : sinks_) s->trial_finished(r);

@@ -14,4 +14,14 @@ void RxMeasure::publish(QueueCounters& c) const {
     stats::publish(c.rx_gaps, gaps_);
 }
 
+void RxMeasure::copy_flows() {
+    auto& buf = flows_live_->buf;
+    for (size_t f = 0; f < buf.size() && f < out_->streams.size(); ++f) {
+        const auto& t = out_->streams[f].seq;
+        const auto& c = t.counts();
+        buf[f] = {c.received, t.gaps(), c.reordered, c.duplicates, c.late};
+    }
+    flows_live_->answer(flows_seen_);
+}
+
 }  // namespace lr::stats

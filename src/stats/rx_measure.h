@@ -10,6 +10,7 @@
 #include "packet/signature.h"
 #include "packet/wire.h"
 #include "stats/counters.h"
+#include "stats/counts_exchange.h"
 #include "stats/gaps.h"
 #include "stats/capture.h"
 #include "stats/latency.h"
@@ -43,6 +44,8 @@ struct RxResult {
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
     // holds every larger frame). Empty otherwise.
     std::vector<uint64_t> sizes;
+    // Streams: each flow's counts, copied out on the control thread's request (live views).
+    std::unique_ptr<CountsExchange<FlowLive>> flows_live;
 };
 
 // Frames received per size (RxResult::sizes): one entry per byte up to this.
@@ -55,13 +58,17 @@ public:
         : sig_(signature), nonce_(nonce), nstreams_(streams), out_(out), live_(out->live.get()),
           lat_(live_ ? &live_->buf[0] : &out->latency),
           stream_of_(out->stream_of.empty() ? nullptr : out->stream_of.data()),
-          stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()) {
+          stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()),
+          flows_live_(out->flows_live.get()) {
         out_->streams.resize(streams);
+        if (flows_live_) flows_live_->buf.resize(streams);
     }
     void burst_time(uint64_t rx_ns) { now48_ = rx_ns & LR_SIG48_MASK; }
     // Once per loop iteration (with or without frames): answers the control thread's request
     // for the interval's latency histogram (see LatencyExchange).
     void poll() {
+        if (flows_live_ && flows_live_->asked(flows_seen_)) [[unlikely]]
+            copy_flows();
         if (!live_) return;
         const uint32_t r = live_->request.load(std::memory_order_acquire);
         if (r == seen_) return;
@@ -94,6 +101,7 @@ public:
     void publish(QueueCounters& c) const;
 
 private:
+    void copy_flows();
     void on_ours(const lr_wire_sig& r) {
         ++ours_;
         auto& st = out_->streams[r.stream];
@@ -130,7 +138,8 @@ private:
     LatencyHistogram* lat_;
     const uint16_t* stream_of_;
     StreamLatency* stream_lat_;
-    uint32_t seen_ = 0;
+    CountsExchange<FlowLive>* flows_live_;
+    uint32_t seen_ = 0, flows_seen_ = 0;
     uint64_t now48_ = 0;
     uint64_t ours_ = 0, foreign_ = 0, malformed_ = 0, stale_ = 0;
     uint64_t dup_ = 0, reordered_ = 0, late_ = 0, unique_ = 0, gaps_ = 0;

@@ -44,6 +44,8 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
     if (paced) prctl(PR_SET_TIMERSLACK, 1UL);  // its sleeps end when asked
     sched.start(clk.now());
     uint64_t backpressure = 0, no_buffer = 0, pacing_seen = ~0ull;
+    uint32_t live_seen = 0;
+    if (t.shares_live) t.shares_live->buf.assign(prog.shares.size(), 0);
     while (loop.running()) {
         loop.poll();
         ops.reclaim();
@@ -74,6 +76,10 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
         const Transmitted x = ops.transmit();
         backpressure += x.partial;
         if (x.taken && t.departures) t.departures->burst(now, x.taken);
+        if (t.shares_live && t.shares_live->asked(live_seen)) [[unlikely]] {  // the live views ask
+            for (uint32_t s = 0; s < prog.shares.size(); ++s) t.shares_live->buf[s] = sched.planned(s);
+            t.shares_live->answer(live_seen);
+        }
         sched.for_each_newly_done([&](uint32_t s) {
             (*prog.progress)[prog.shares[s].stream].done_shares.fetch_add(1, std::memory_order_release);
         });

@@ -11,6 +11,7 @@
 #include "packet/signature.h"
 #include "stats/counters.h"
 #include "stats/capture.h"
+#include "stats/counts_exchange.h"
 #include "stats/gaps.h"
 #include "stats/rx_measure.h"
 #include "worker/pacer.h"
@@ -49,6 +50,7 @@ struct TxSetup {
     // frame of the queue's largest size that the backend writes into every buffer once.
     std::shared_ptr<const TxProgram> program;
     std::vector<ShareSent>* shares_sent = nullptr;     // written once, when the worker ends
+    stats::CountsExchange<uint64_t>* shares_live = nullptr;  // each share's frames so far, when asked
 };
 
 struct RxSetup {

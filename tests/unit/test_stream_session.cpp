@@ -2,10 +2,13 @@
 // sizes exact, the run's count and shares split exactly, bursts and chains, loss per stream.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <map>
+#include <set>
 
 #include "backend/loop/loop_backend.h"
 #include "engine/session.h"
+#include "report/metric_values.h"
 #include "result/sink.h"
 #include "spec/options.h"
 
@@ -123,4 +126,55 @@ TEST(StreamSession, UnsignedStreamsAreCountedNotMeasured) {
     EXPECT_EQ(r.streams[1].sent_bytes, 70000u);
     EXPECT_FALSE(r.streams[0].measured);
     EXPECT_EQ(r.rx.packets, 1000u) << "the port counts them all";
+}
+
+namespace {
+
+struct LiveSink final : result::Sink {
+    std::vector<std::vector<result::StreamLive>> seen;
+    void streams_live(const std::vector<result::StreamLive>& v) override { seen.push_back(v); }
+};
+
+}  // namespace
+
+TEST(StreamSession, EachStreamsCountsAreSeenLiveEveryInterval) {
+    auto s = spec::build_run_spec({{"tx", {"a"}},
+                                   {"rx", {"b"}},
+                                   {"stream", {"name=slow,rate=2kpps,count=1000", "name=fast,rate=8kpps,count=4000"}}});
+    s.backend = spec::BackendKind::loop;
+    s.interval_s = 0.05;
+    s.settle_s = 0;
+    engine::Session session(loop::make_loop_backend(), s);
+    LiveSink sink;
+    const auto r = session.run_trial(s.trial(), sink);
+    ASSERT_GE(sink.seen.size(), 5u) << "an interval every 50 ms for 0.5 s";
+    const auto& last = sink.seen.back();
+    ASSERT_EQ(last.size(), 2u);
+    EXPECT_EQ(last[0].name, "slow");
+    // Counts grow, never past the final ones, and the streams keep their 1:4 rates on the way.
+    for (size_t i = 1; i < sink.seen.size(); ++i)
+        for (size_t k = 0; k < 2; ++k) EXPECT_GE(sink.seen[i][k].sent, sink.seen[i - 1][k].sent);
+    EXPECT_LE(last[0].sent, 1000u);
+    EXPECT_LE(last[1].sent, 4000u);
+    EXPECT_LE(last[0].received, last[0].sent);
+    const auto& mid = sink.seen[sink.seen.size() / 2];
+    EXPECT_GT(mid[0].sent, 0u);
+    EXPECT_NEAR(static_cast<double>(mid[1].sent) / static_cast<double>(mid[0].sent), 4.0, 0.5);
+    EXPECT_EQ(r.streams[0].sent, 1000u);
+    EXPECT_EQ(r.streams[1].sent, 4000u);
+}
+
+TEST(StreamSession, TheExporterNamesAtMostAHundredStreams) {
+    std::vector<result::StreamLive> v;
+    for (uint32_t i = 0; i < 150; ++i) v.push_back({i, fmt::format("s{}", i + 1), 10, 9, 1, 0, 0, 0});
+    const auto g = report::stream_values(v);
+    std::set<std::string> names;
+    double other_tx = 0;
+    for (const auto& x : g) {
+        names.insert(x.labels.at("stream"));
+        if (x.labels.at("stream") == "other" && x.name == "linerate_stream_packets" && x.labels.at("direction") == "tx")
+            other_tx = x.value;
+    }
+    EXPECT_EQ(names.size(), report::kMaxStreamSeries + 1) << "100 by name, then other";
+    EXPECT_EQ(other_tx, 50 * 10) << "the other 50 streams added up";
 }
