@@ -75,9 +75,9 @@ def test_xdp_sink_exact():
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         rep = report(f"{d}/r.json")
         check(rep["totals"]["lost"] == 0 and rep["totals"]["rx_classes"]["ours"] == N, f"{rep['totals']}")
-        check(len(rep["streams"]) == 3 and all(s["sent"] == s["received"] for s in rep["streams"]),
-              f"streams {rep['streams']}")
-        check(sum(s["received"] for s in rep["streams"]) == N, "streams add up")
+        check(len(rep["flows"]) == 3 and all(s["sent"] == s["received"] for s in rep["flows"]),
+              f"streams {rep['flows']}")
+        check(sum(s["received"] for s in rep["flows"]) == N, "streams add up")
         check(rep["environment"]["ports"][1]["rx_mode"] == "xdp counting sink", "rx mode reported")
         check(any("XDP sink" in n for n in rep["notes"]), "reduced set noted")
 

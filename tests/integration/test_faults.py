@@ -67,7 +67,7 @@ def fault_run_once(fault, rx_mode):
         with open(f"{d}/rx.json") as f:
             rep = json.load(f)
         veth_dropped = bed.stat(bed.nsa, bed.ifa, "tx_dropped")
-    streams, classes = rep["streams"], rep["totals"]["rx_classes"]
+    streams, classes = rep["flows"], rep["totals"]["rx_classes"]
     check(len(streams) == 1, f"one stream expected: {streams}")
     port = rep["port_counters"][0]
     arrived = port["xdp"]["received"]

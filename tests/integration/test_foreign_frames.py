@@ -54,7 +54,7 @@ def test_replay_of_earlier_run():
         _, _, _, rep = run(["--rx", "net_pcap0", "--nonce", "100", "--flows", "1", "--duration", "20s",
                             "--stop-when-idle", "--drain", "500ms"], [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
         check(rep["totals"]["rx_classes"]["ours"] == 1000, f"own nonce: {rep['totals']['rx_classes']}")
-        check(rep["streams"][0]["received"] == 1000 and rep["streams"][0]["lost"] == 0, f"{rep['streams']}")
+        check(rep["flows"][0]["received"] == 1000 and rep["flows"][0]["lost"] == 0, f"{rep['flows']}")
         # A run whose nonce differs only in the IP header's half (100 + 7 x 65536).
         _, _, _, rep = run(["--rx", "net_pcap0", "--nonce", str(100 + 7 * 65536), "--flows", "1", "--duration", "20s",
                             "--stop-when-idle", "--drain", "500ms"], [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
@@ -83,7 +83,7 @@ def test_far_off_sequence_is_an_anomaly():
         check(r.returncode == 0, f"scapy: {r.stderr}")
         _, _, _, rep = run(["--rx", "net_pcap0", "--nonce", "3000300", "--flows", "1", "--duration", "20s",
                             "--stop-when-idle", "--drain", "500ms"], [f"--vdev=net_pcap0,rx_pcap={pcap}", "--no-pci"])
-        st = rep["streams"][0]
+        st = rep["flows"][0]
         check(st["received"] == 1001 and st["lost"] == 0 and st["implausible"], f"stream {st}")
         check(any("anomaly: stream 0" in n for n in rep["notes"]), f"notes {rep['notes']}")
         check(rep["verdict"]["result"] == "pass", f"{rep['verdict']}")

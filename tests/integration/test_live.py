@@ -37,8 +37,8 @@ def exact(bed, d, extra, n=N, streams=1):
     rec = rep["tx_reconciliation"][0]
     check(rec["handed"] == n and rec["agrees"], f"{extra}: {rec}")
     if streams:
-        check(len(rep["streams"]) == streams and sum(s["sent"] for s in rep["streams"]) == n,
-              f"{extra}: {rep['streams']}")
+        check(len(rep["flows"]) == streams and sum(s["sent"] for s in rep["flows"]) == n,
+              f"{extra}: {rep['flows']}")
     check(rep["environment"]["ports"][0]["tx_engine"].startswith("live frames"), "the report records what ran")
     if "--no-signature" not in extra and "--proto" not in extra:
         check(rep["latency"] and rep["latency"]["count"] > 0 and rep["latency"]["min_ns"] > 0, f"latency {rep['latency']}")

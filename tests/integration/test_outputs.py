@@ -118,8 +118,13 @@ def test_run_outputs():
         for i, x in enumerate(lines):
             valid(x, f"JSON line {i}")
         kinds = [x["type"] for x in lines]
-        check(kinds[0] == "trial_start" and kinds[-2:] == ["trial", "end"] and kinds.count("interval") >= 10,
+        # Each trial: its start, its intervals, its result, then a line per stream (one here).
+        check(kinds[0] == "trial_start" and kinds[-3:] == ["trial", "stream", "end"] and kinds.count("interval") >= 10,
               f"line types {kinds}")
+        stream_lines = [x for x in lines if x["type"] == "stream"]
+        check(len(stream_lines) == 2 and all(x["sent"] == t["totals"]["tx"]["packets"]
+                                              for x, t in zip(stream_lines, rep["trials"])),
+              f"a stream line per trial with the trial's count: {stream_lines}")
         check(lines[-1]["report"]["totals"] == rep["totals"], "the last line is the report")
         check(sum(x["tx"]["packets"] for x in lines if x["type"] == "interval") == sent, "intervals add up")
         check(kinds.count("trial") == 2, "a line per trial")

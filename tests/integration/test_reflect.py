@@ -61,7 +61,7 @@ def round_trip(ping=False):
     refl = with_reflector(body)
     rep = res["rep"]
     check(refl["reflected"] == n, f"reflector reflected {refl['reflected']} of {n}")
-    s = rep["streams"][0]
+    s = rep["flows"][0]
     check(s["sent"] == n and s["received"] == n and s["lost"] == 0, f"stream {s}")
     lat = rep["latency"]
     check(lat["kind"] == "round-trip", f"latency kind {lat['kind']}")
@@ -130,7 +130,7 @@ def test_user_space_reflector(backend):
         check(refl.returncode == 0, f"reflector exit {refl.returncode}: {out[-3000:]}")
         with open(f"{d}/refl.json") as f:
             rr = json.load(f)
-    s = rep["streams"][0]
+    s = rep["flows"][0]
     check(s["received"] == n and s["lost"] == 0,
           f"sender stream {s}; reflector rx {rr['totals']['rx']['packets']} tx {rr['totals']['tx']['packets']} "
           f"unsent {rr['totals']['tx_unsent']} ports {rr['port_counters']}")

@@ -78,8 +78,8 @@ def check_trials(rep, count, streams, host_may_drop=False):
               f"{where}: received {tot['rx_classes']['distinct']}, this host dropped {host}: {acc}")
         check(tot["lost"] == host and acc["unaccounted"] == 0, f"{where}: lost {tot['lost']}, {acc}")
         check(tot["rx_classes"]["duplicates"] == 0 and tot["rx_classes"]["foreign"] == 0, f"{where}: {tot}")
-        check(len(t["streams"]) == streams, f"{where}: {len(t['streams'])} streams")
-        for s in t["streams"]:
+        check(len(t["flows"]) == streams, f"{where}: {len(t['flows'])} streams")
+        for s in t["flows"]:
             check(s["sent"] == count // streams and (host or s["received"] == s["sent"]), f"{where}: stream {s}")
         check(not t["violations"], f"{where}: {t['violations']}")
 
