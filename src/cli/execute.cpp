@@ -152,8 +152,10 @@ int execute_run(engine::Session& session, const spec::RunSpec& spec, const Execu
 int execute_procedure(engine::Session& session, const spec::RunSpec& spec, const ExecuteInfo& info, Outputs& o) {
     const bool searches = spec.procedure.kind == spec::Procedure::throughput ||
                           (spec.procedure.kind == spec::Procedure::latency && !spec.rate.limited());
-    fmt::print(o.out, "linerate {}: sizes {} B{}\n", spec::to_string(spec.procedure.kind),
-               fmt::join(spec.procedure.sizes, " "),
+    fmt::print(o.out, "linerate {}: {}{}\n", spec::to_string(spec.procedure.kind),
+               spec.single_fixed_stream() ? fmt::format("sizes {} B", fmt::join(spec.procedure.sizes, " "))
+                                          : fmt::format("{} (mean {:.2f} B)", session.size_label(0),
+                                                        session.mean_frame_size(0)),
                searches ? fmt::format(", {}", spec.procedure.search == "mlr" ? "MLRsearch" : "binary search") : "");
     std::fflush(o.out);
     const auto r = procedures::run_procedure(session, spec.quiet ? nullptr : o.out, &o.list);

@@ -24,6 +24,8 @@ Session::Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec
         be_->open(spec_, layout_);
         // The ports' line rate is known from here: a rate above it is refused before anything is sent.
         spec_.check_rates(rate_ceiling(), true);
+        // A procedure scales the mix by one load: the streams' rates become their shares of it.
+        if (spec_.procedure.kind != spec::Procedure::run) spec::rates_to_shares(spec_, line_rate_bps());
     } catch (...) {
         be_->close();
         throw;
@@ -70,6 +72,20 @@ double Session::rate_pps(const spec::TrialSpec& t) const {
     if (spec_.single_fixed_stream()) return spec::to_pps(t.rate, t.frame_size, line_rate_bps());
     auto s = spec_.with_trial(t);
     return spec::total_pps(spec::stream_rates(s, line_rate_bps()));
+}
+
+double Session::mean_frame_size(unsigned frame_size) const {
+    if (frame_size) return frame_size;
+    auto s = spec_;
+    s.rate = spec::RateSpec{};  // the weights alone (every stream shares the load after rates_to_shares)
+    s.count.reset();
+    return spec::mix_mean_size(spec::stream_rates(s, line_rate_bps()));
+}
+
+std::string Session::size_label(unsigned frame_size) const {
+    if (frame_size) return fmt::format("{} B", frame_size);
+    if (spec_.streams.empty()) return fmt::format("--size {}", spec_.size.str());
+    return fmt::format("the mix of {} streams", spec_.streams.size());
 }
 
 double Session::line_rate_bps() const {

@@ -54,6 +54,11 @@ public:
     // for a percentage without a known line rate, or a rate above it.
     // A stream mix: the sum of its paced streams' rates (0 when none is paced).
     double rate_pps(const spec::TrialSpec& t) const;
+    // A trial's frame size in bytes (FCS included); frame size 0 is the stream mix: its mean
+    // frame, the streams weighted by their parts of the load.
+    double mean_frame_size(unsigned frame_size) const;
+    // "64 B", "--size imix", "the mix of 3 streams": what a procedure's row measured.
+    std::string size_label(unsigned frame_size) const;
     const std::vector<backend::PortInfo>& ports() const { return be_->ports(); }
     // Host, linerate and backend facts for the report's "environment".
     nlohmann::json environment() const;

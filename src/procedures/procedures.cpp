@@ -26,11 +26,11 @@ void run_sweep(TrialRunner& run, ProcedureResult& out) {
         if (!row.trial.valid) {  // still invalid when repeated: this row measured nothing to judge
             if (!out.invalid) {
                 out.invalid = true;
-                out.invalid_reason = fmt::format("{} B: {}", size, row.trial.invalid_reason);
+                out.invalid_reason = fmt::format("{}: {}", out.size_text(size), row.trial.invalid_reason);
             }
             continue;
         }
-        auto checks = result::trial_checks(spec.thresholds, r, out.line_rate_bps, size_label(size));
+        auto checks = result::trial_checks(spec.thresholds, r, out.line_rate_bps, out.size_short(size));
         out.checks.insert(out.checks.end(), checks.begin(), checks.end());
     }
 }
@@ -46,16 +46,16 @@ void run_throughput(TrialRunner& run, ProcedureResult& out) {
         row.range = load_range(run, size, out.notes);
         row.search = search_throughput(run, spec, size, row.range, goals);
         row.trials = static_cast<unsigned>(run.log().size()) - row.first_trial;
-        for (const auto& n : row.search.notes) out.notes.push_back(fmt::format("{} B: {}", size, n));
+        for (const auto& n : row.search.notes) out.notes.push_back(fmt::format("{}: {}", out.size_text(size), n));
         if (row.search.ended_early && !out.invalid) {
             out.invalid = true;
-            out.invalid_reason = fmt::format("{} B: {}", size, row.search.end_reason);
+            out.invalid_reason = fmt::format("{}: {}", out.size_text(size), row.search.end_reason);
         }
         if (spec.thresholds.min_throughput)
             for (const auto& g : row.search.goals)
                 out.checks.push_back(result::throughput_check(*spec.thresholds.min_throughput,
-                                                              g.conditional.value_or(0), size, out.line_rate_bps,
-                                                              fmt::format("{} {}", g.goal.name, size_label(size))));
+                                                              g.conditional.value_or(0), out.frame_bytes(size), out.line_rate_bps,
+                                                              fmt::format("{} {}", g.goal.name, out.size_short(size))));
         out.throughput.push_back(std::move(row));
     }
 }
@@ -92,8 +92,6 @@ std::vector<Goal> goals_for(const spec::ProcedureSpec& p) {
     return goals;
 }
 
-std::string size_label(unsigned size) { return fmt::format("{}B", size); }
-
 double plain_trial_s(const spec::RunSpec& spec) {
     return spec.procedure.final_trial_s ? *spec.procedure.final_trial_s : spec.duration_s;
 }
@@ -101,24 +99,26 @@ double plain_trial_s(const spec::RunSpec& spec) {
 LoadRange load_range(TrialRunner& run, unsigned size, std::vector<std::string>& notes) {
     const auto& spec = run.session().spec();
     const double line_bps = run.session().line_rate_bps();
+    const double bytes = run.session().mean_frame_size(size);
+    const auto at = run.session().size_label(size);
     LoadRange r;
-    if (line_bps > 0) r.line_pps = spec::line_rate_pps(line_bps, size);
+    if (line_bps > 0) r.line_pps = spec::line_rate_pps(line_bps, bytes);
     const auto cap = run.generator_capacity(size, r.line_pps);
     r.peak_pps = cap.peak_pps;
     r.ceiling_pps = cap.held_pps;
-    const std::string ceiling = fmt::format("the generator's ceiling {} at {} B (the highest load it holds paced; "
+    const std::string ceiling = fmt::format("the generator's ceiling {} at {} (the highest load it holds paced; "
                                             "{} as fast as it can{})",
-                                            spec::format_pps(cap.held_pps), size, spec::format_pps(cap.peak_pps),
+                                            spec::format_pps(cap.held_pps), at, spec::format_pps(cap.peak_pps),
                                             cap.confirmed ? "" : "; not confirmed by a valid paced trial");
     if (spec.procedure.max_rate.limited()) {
-        const double asked = spec::to_pps(spec.procedure.max_rate, size, line_bps);
+        const double asked = spec::to_pps(spec.procedure.max_rate, bytes, line_bps);
         if (asked > cap.held_pps) {
             r.max_pps = cap.held_pps;
             r.generator_limited = true;
             r.max_source = ceiling;
             notes.push_back(fmt::format("--max-rate {} is more than this host's generator holds at {} B: the "
                                         "procedure's maximum is {}",
-                                        spec.procedure.max_rate.str(), size, ceiling));
+                                        spec.procedure.max_rate.str(), at, ceiling));
         } else {
             r.max_pps = asked;
             r.max_source = "--max-rate " + spec.procedure.max_rate.str();
@@ -131,7 +131,7 @@ LoadRange load_range(TrialRunner& run, unsigned size, std::vector<std::string>& 
         r.generator_limited = true;
         r.max_source = ceiling + (r.line_pps > 0 ? ", below the line rate: generator-limited" : "");
     }
-    r.min_pps = spec.procedure.min_rate.limited() ? spec::to_pps(spec.procedure.min_rate, size, line_bps)
+    r.min_pps = spec.procedure.min_rate.limited() ? spec::to_pps(spec.procedure.min_rate, bytes, line_bps)
                                                   : r.max_pps / 1000.0;
     r.min_pps = std::min(r.min_pps, r.max_pps);
     return r;
@@ -169,6 +169,10 @@ ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::S
     ProcedureResult out;
     out.kind = s.spec().procedure.kind;
     out.line_rate_bps = s.line_rate_bps();
+    if (!s.spec().single_fixed_stream()) {
+        out.mix_label = s.size_label(0);
+        out.mix_mean_size = s.mean_frame_size(0);
+    }
     TrialRunner run(s, progress, sink);
     switch (out.kind) {
         case spec::Procedure::sweep: run_sweep(run, out); break;

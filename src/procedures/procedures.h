@@ -48,8 +48,6 @@ inline constexpr unsigned kInvalidRetries = 4;
 TrialLog run_valid(TrialRunner& run, const TrialPlan& p, result::TrialResult* r, unsigned retries = kInvalidRetries);
 // The non-search procedures' trial length: --trial-duration, else --duration.
 double plain_trial_s(const spec::RunSpec& spec);
-// A frame size as the checks name it: "64B".
-std::string size_label(unsigned size);
 
 void run_latency(TrialRunner& run, ProcedureResult& out);
 void run_frame_loss(TrialRunner& run, ProcedureResult& out);

@@ -12,7 +12,7 @@ namespace {
 void mark_invalid(ProcedureResult& out, unsigned size, const TrialLog& l) {
     if (out.invalid) return;
     out.invalid = true;
-    out.invalid_reason = fmt::format("{} B: {}", size, l.invalid_reason);
+    out.invalid_reason = fmt::format("{}: {}", out.size_text(size), l.invalid_reason);
 }
 
 // Frame loss and back-to-back run at one load (their top step, their burst rate). A load this
@@ -41,8 +41,8 @@ bool lower_load(ProcedureResult& out, unsigned size, const TrialLog& l, double& 
     if (!l.instrument_limited || lowerings >= kLowerings) return false;
     ++lowerings;
     const double lower = load * kLowerBy;
-    out.notes.push_back(fmt::format("{} at {} B: this host could not hold {} ({}); lowered to {} and started over",
-                                    what, size, spec::format_pps(load), l.invalid_reason, spec::format_pps(lower)));
+    out.notes.push_back(fmt::format("{} at {}: this host could not hold {} ({}); lowered to {} and started over",
+                                    what, out.size_text(size), spec::format_pps(load), l.invalid_reason, spec::format_pps(lower)));
     load = lower;
     return true;
 }
@@ -64,7 +64,7 @@ double latency_load(TrialRunner& run, ProcedureResult& out, unsigned size, std::
     if (found.ended_early || !g.conditional || *g.conditional <= 0) {
         if (!out.invalid) {
             out.invalid = true;
-            out.invalid_reason = fmt::format("{} B: no throughput to measure latency at ({})", size,
+            out.invalid_reason = fmt::format("{}: no throughput to measure latency at ({})", out.size_text(size),
                                              found.ended_early ? found.end_reason : g.irregular_reason);
         }
         return 0;
@@ -116,7 +116,7 @@ void run_latency(TrialRunner& run, ProcedureResult& out) {
         auto th = spec.thresholds;
         th.min_throughput.reset();
         th.max_rate_error_pct.reset();
-        auto checks = result::trial_checks(th, all, out.line_rate_bps, size_label(size));
+        auto checks = result::trial_checks(th, all, out.line_rate_bps, out.size_short(size));
         out.checks.insert(out.checks.end(), checks.begin(), checks.end());
         out.latency.push_back(std::move(row));
     }
@@ -148,7 +148,7 @@ void run_frame_loss(TrialRunner& run, ProcedureResult& out) {
         }
         if (spec.thresholds.max_loss_pct && !row.steps.empty()) {
             const auto& top = row.steps.front();
-            out.checks.push_back({fmt::format("loss at {} {}", spec::format_pps(top.load_pps), size_label(size)),
+            out.checks.push_back({fmt::format("loss at {} {}", spec::format_pps(top.load_pps), out.size_short(size)),
                                   "max-loss", top.loss_pct <= *spec.thresholds.max_loss_pct, top.loss_pct,
                                   *spec.thresholds.max_loss_pct, "%",
                                   fmt::format("{:.6f} % ({} of {})", top.loss_pct, top.sent - top.received, top.sent),

@@ -79,8 +79,8 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.instrument_limited = j.instrument_limited();
     l.valid = j.valid();
     if (progress_) {
-        fmt::print(progress_, "  trial {:>3}  {:>4}B  {:>14}  {:>6.2f}s  sent {:>11}  recv {:>11}  loss {:>9.5f} %  {}{}\n",
-                   l.index + 1, p.frame_size, p.load_pps > 0 ? spec::format_pps(p.load_pps) : std::string("max"),
+        fmt::print(progress_, "  trial {:>3}  {:>5}  {:>14}  {:>6.2f}s  sent {:>11}  recv {:>11}  loss {:>9.5f} %  {}{}\n",
+                   l.index + 1, p.frame_size ? fmt::format("{}B", p.frame_size) : std::string("mix"), p.load_pps > 0 ? spec::format_pps(p.load_pps) : std::string("max"),
                    l.tx_seconds, l.sent, l.received, 100 * l.loss_ratio, p.why,
                    l.valid                           ? ""
                    : p.probe && l.instrument_limited ? fmt::format("  [not held: {}]", l.invalid_reason)

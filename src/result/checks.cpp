@@ -38,7 +38,11 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
     }
     if (th.min_throughput) {
         const double pps = r.tx_seconds > 0 ? r.rx.unique / r.tx_seconds : 0;
-        auto c = throughput_check(*th.min_throughput, pps, r.trial.frame_size, line_rate_bps, label);
+        // A mix's rates in bits count its mean frame, as sent.
+        const double bytes = r.trial.frame_size || !r.tx.packets
+                                 ? r.trial.frame_size
+                                 : static_cast<double>(r.tx.bytes) / static_cast<double>(r.tx.packets);
+        auto c = throughput_check(*th.min_throughput, pps, bytes, line_rate_bps, label);
         c.name = named("received rate");
         out.push_back(std::move(c));
     }
@@ -83,7 +87,7 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
     return out;
 }
 
-Check throughput_check(const spec::RateSpec& min, double found_pps, unsigned frame_size, double line_rate_bps,
+Check throughput_check(const spec::RateSpec& min, double found_pps, double frame_size, double line_rate_bps,
                        const std::string& label) {
     Check c;
     c.name = label.empty() ? "throughput" : fmt::format("throughput {}", label);

@@ -25,7 +25,7 @@ std::vector<Check> trial_checks(const spec::Thresholds& th, const TrialResult& r
                                 const std::string& label);
 
 // A minimum-throughput check of a search result (pps found at `frame_size`).
-Check throughput_check(const spec::RateSpec& min, double found_pps, unsigned frame_size, double line_rate_bps,
+Check throughput_check(const spec::RateSpec& min, double found_pps, double frame_size, double line_rate_bps,
                        const std::string& label);
 
 // The first failed check's one-line description, "" when all passed.

@@ -50,4 +50,10 @@ std::string ProcedureResult::verdict_reason() const {
     return bad.summary.empty() ? first : first + "; " + bad.summary;
 }
 
+std::string ProcedureResult::size_text(unsigned size) const {
+    return size ? fmt::format("{} B", size) : fmt::format("{} (mean {:.1f} B)", mix_label, mix_mean_size);
+}
+
+std::string ProcedureResult::size_short(unsigned size) const { return size ? fmt::format("{}B", size) : "mix"; }
+
 }  // namespace lr::result

@@ -113,6 +113,13 @@ struct BackToBackRow {
 struct ProcedureResult {
     spec::Procedure kind = spec::Procedure::sweep;
     double line_rate_bps = 0;
+    // Over a stream mix the rows have size 0: the mix, named by mix_label ("--size imix",
+    // "the mix of 3 streams"), its rates in bits/s at mix_mean_size (FCS included).
+    std::string mix_label;
+    double mix_mean_size = 0;
+    double frame_bytes(unsigned size) const { return size ? size : mix_mean_size; }
+    std::string size_text(unsigned size) const;   // "64 B" or the mix's label
+    std::string size_short(unsigned size) const;  // "64B" or "mix": a table's first column
     std::vector<SweepRow> sweep;
     std::vector<ThroughputRow> throughput;
     std::vector<LatencyRow> latency;

@@ -590,8 +590,13 @@ void finalize(Draft& d) {
             throw_invalid("--sizes", s.procedure.sizes_typed,
                           fmt::format("{} bytes is smaller than this frame kind's smallest ({} bytes)", size,
                                       packet::min_frame_size(f)));
+    // A procedure over a stream mix (or a size distribution) has one row: the mix, size 0.
+    const bool mix = !s.single_fixed_stream() && s.procedure.kind != Procedure::run;
+    if (mix && !sizes.empty())
+        throw UsageError("--sizes with a stream mix: the mix's sizes are its streams' own; run one procedure per mix");
+    if (mix) sizes = {0};
     if (s.procedure.kind != Procedure::run && sizes.empty()) sizes = {f.frame_size};
-    if (!sizes.empty()) {
+    if (!sizes.empty() && !mix) {
         f.frame_size = sizes.front();
         s.max_frame_size = std::max(s.max_frame_size, sizes.back());
     }

@@ -146,7 +146,7 @@ double to_pps(const RateSpec& r, double frame_size, double line_bps) {
 std::string format_bps(double bps) { return scaled(bps, "bit/s"); }
 std::string format_pps(double pps) { return scaled(pps, "pps"); }
 
-std::string describe_rate(double pps, unsigned frame_size, double line_bps) {
+std::string describe_rate(double pps, double frame_size, double line_bps) {
     auto s = fmt::format("{} = {} L1 = {} L2", format_pps(pps), format_bps(l1_bps(pps, frame_size)),
                          format_bps(l2_bps(pps, frame_size)));
     if (line_bps > 0)

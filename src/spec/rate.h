@@ -63,7 +63,7 @@ double to_pps(const RateSpec& r, std::string_view what, double frame_size, const
 
 // "1.488 Mpps = 1.000 Gbit/s L1 = 0.762 Gbit/s L2 = 10.0 % of 10 Gbit/s" (the last part only
 // with a known line rate).
-std::string describe_rate(double pps, unsigned frame_size, double line_bps);
+std::string describe_rate(double pps, double frame_size, double line_bps);
 // "10 Gbit/s", "2.5 Gbit/s", "100 Mbit/s".
 std::string format_bps(double bps);
 // "1.488 Mpps", "250 kpps", "10 pps".

@@ -268,7 +268,9 @@ void RunSpec::validate_procedure() const {
                                      name));
     if (p.kind == Procedure::latency && (sig_level() != packet::SigLevel::seq_ts || afxdp.rx_mode == RxMode::xdp))
         throw UsageError("latency needs frames that carry a timestamp, received in user space (not --rx-mode xdp)");
+    validate_procedure_mix();
     for (unsigned size : p.sizes) {
+        if (size == 0) continue;  // the stream mix's own sizes
         auto f = frame;
         f.frame_size = size;
         if (size < packet::min_frame_size(f))
@@ -281,6 +283,38 @@ void RunSpec::validate_procedure() const {
         throw UsageError(fmt::format("--min-rate {} is not below --max-rate {}", p.min_rate.str(), p.max_rate.str()));
     if (p.initial_trial_s && p.final_trial_s && *p.initial_trial_s > *p.final_trial_s)
         throw UsageError("--initial-duration is longer than --trial-duration");
+}
+
+void RunSpec::validate_procedure_mix() const {
+    if (single_fixed_stream()) return;
+    const auto name = to_string(procedure.kind);
+    // A procedure scales the whole mix by one load: each stream keeps its part of it, trial
+    // after trial, and every trial lasts as long as the procedure says.
+    bool rated = false, unrated = false;
+    for (const auto& st : mix()) {
+        const std::string who = streams.empty() ? "--size " + size.str() : "stream " + st.name;
+        const auto refuse = [&](std::string_view what) {
+            throw UsageError(fmt::format("{}: {} runs each trial at a load it chooses and for as long as it says; "
+                                         "{} has no place in it",
+                                         who, name, what));
+        };
+        if (!st.after.empty()) refuse("after=");
+        if (st.bursts) refuse("bursts=");
+        if (st.count) refuse("count=");
+        if (st.delay_s > 0) refuse("delay=");
+        if (st.replay && st.replay->loops) refuse("a capture replayed a set number of times (loops=0 replays it over and over)");
+        if (st.rate && !st.rate->limited())
+            throw UsageError(fmt::format("{}: rate=max has no share of a load; {} scales every stream by its rate= or "
+                                         "share=",
+                                         who, name));
+        (st.rate || (st.replay && !st.share) ? rated : unrated) = true;
+    }
+    if (rated && unrated)
+        throw UsageError(fmt::format("{} scales the streams in proportion to their rates: give every stream a rate= "
+                                     "(any unit) or none of them (share= or equal parts)",
+                                     name));
+    if (!procedure.sizes.empty() && procedure.sizes != std::vector<unsigned>{0})
+        throw UsageError("--sizes with a stream mix: the mix's sizes are its streams' own; run one procedure per mix");
 }
 
 }  // namespace lr::spec

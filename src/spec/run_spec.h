@@ -181,7 +181,8 @@ struct RunSpec {
 
     // Throws UsageError with a precise message on any inconsistency.
     void validate() const;
-    void validate_procedure() const;  // part of validate(): what the procedure needs
+    void validate_procedure() const;      // part of validate(): what the procedure needs
+    void validate_procedure_mix() const;  // part of validate_procedure(): a procedure over a stream mix
     void validate_stream(const StreamSpec& st) const;  // part of validate(): one stream of the mix
 };
 

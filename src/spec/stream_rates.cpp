@@ -1,5 +1,6 @@
 #include "spec/stream_rates.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <numeric>
@@ -109,6 +110,31 @@ double total_pps(const std::vector<StreamRate>& r) {
     double t = 0;
     for (const auto& x : r) t += x.pps;
     return t;
+}
+
+double mix_mean_size(const std::vector<StreamRate>& r) {
+    const bool paced = total_pps(r) > 0;
+    double sum = 0, weights = 0;
+    for (const auto& x : r) {
+        const double w = paced ? x.pps : x.weight;
+        sum += w * x.mean_size;
+        weights += w;
+    }
+    return weights > 0 ? sum / weights : 0;
+}
+
+void rates_to_shares(RunSpec& spec, double line_bps) {
+    if (spec.streams.empty()) return;  // one stream: the load is its rate
+    const bool any_rate = std::any_of(spec.streams.begin(), spec.streams.end(),
+                                      [](const StreamSpec& st) { return st.rate || (st.replay && !st.share); });
+    if (!any_rate) return;
+    const auto rates = stream_rates(spec, line_bps);
+    const double total = total_pps(rates);
+    if (total <= 0) return;
+    for (size_t i = 0; i < spec.streams.size(); ++i) {
+        spec.streams[i].share = rates[i].pps / total;
+        spec.streams[i].rate.reset();
+    }
 }
 
 }  // namespace lr::spec

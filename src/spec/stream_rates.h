@@ -29,4 +29,14 @@ std::vector<StreamRate> stream_rates(const RunSpec& spec, double line_bps);
 // The sum of the paced streams' rates (0 when every stream is unpaced).
 double total_pps(const std::vector<StreamRate>& r);
 
+// The mean frame of the mix, FCS included: the streams' mean sizes weighted by their rates
+// (by their weights when every stream is unpaced).
+double mix_mean_size(const std::vector<StreamRate>& r);
+
+// For a procedure, which scales the whole mix: every stream's rate= becomes its share of the
+// load (its packets/s over the sum of them all, at its own mean size on links of `line_bps`),
+// so a trial at load L sends each stream at L x share. Streams given by share= keep theirs.
+// validate() has checked that the streams give either all rates or none.
+void rates_to_shares(RunSpec& spec, double line_bps);
+
 }  // namespace lr::spec

@@ -2,7 +2,7 @@
 """Benchmark (not a test): linerate's receive rate per core on a net_ring pair, signed and
 plain, optionally against a second linerate binary in the same run (before/after a change).
 
-    sudo python3 tests/bench/rx_ring.py [--rounds 3] [--seconds 4] [--compare OTHER_BINARY]
+    sudo python3 tests/bench/rx_ring.py [--rounds 3] [--seconds 4] [--compare OTHER_BINARY] [--streams N]
 
 One TX worker on CPU 1 sends 64-byte frames into ring0 as fast as it can; one RX worker on
 CPU 0 (beside the mostly sleeping main lcore) receives them from ring1 and measures every
@@ -10,7 +10,12 @@ frame (classification, sequence tracking, latency histogram) or, with --no-signa
 counts them. When the receiver is slower than the sender the ring fills and the sender sees
 back-pressure: the RX rate is then the receiver's ceiling on one core. When the sender shows
 no back-pressure, the receiver kept up and the figure is only a lower bound ("sender-bound").
-Each round runs every binary and mode once, alternating; medians are printed.
+Each round runs every binary and mode once, alternating; medians are printed, with the ratio
+signed/plain.
+
+--streams N adds two signed modes: N flows of one stream (`--flows N`: N sequence-tracked
+signature ids) and N streams of their own (a profile of N [[stream]] tables, one flow each:
+N sequence trackers and N latency histograms per RX queue), each against one signed stream.
 """
 import argparse
 import json
@@ -23,11 +28,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EAL = ["--no-pci", "--lcores=0@0,1@1,2@0", "--in-memory", "--no-telemetry"]
 
 
-def run(binary, seconds, signed):
+MODES = {"signed": [], "plain": ["--no-signature"]}
+
+
+def streams_profile(d, n):
+    path = os.path.join(d, "streams.toml")
+    with open(path, "w") as f:
+        f.write('procedure = "run"\n')
+        for i in range(n):
+            f.write(f'[[stream]]\nname = "s{i}"\nsrc-port = {1024 + i}\n')
+    return path
+
+
+def run(binary, seconds, mode):
     with tempfile.TemporaryDirectory() as d:
         rep = os.path.join(d, "r.json")
-        cmd = [binary, "run", "-q", "--ring-pair", "ring0,ring1", "--tx", "ring0", "--rx", "ring1",
-               "--duration", f"{seconds}s", "--json", rep] + ([] if signed else ["--no-signature"]) + ["--"] + EAL
+        command = ["run"]
+        extra = MODES.get(mode, [])
+        if mode.startswith("streams"):  # a profile of streams: `check PROFILE` runs it
+            command = ["check", streams_profile(d, int(mode.split()[1]))]
+        cmd = [binary, *command, "-q", "--ring-pair", "ring0,ring1", "--tx", "ring0", "--rx", "ring1",
+               "--duration", f"{seconds}s", "--json", rep] + extra + ["--"] + EAL
         subprocess.run(cmd, check=True, capture_output=True, timeout=seconds + 60)
         with open(rep) as f:
             r = json.load(f)
@@ -41,26 +62,35 @@ def main():
     ap.add_argument("--seconds", type=int, default=4)
     ap.add_argument("--linerate", default=os.path.join(HERE, "../../build/src/linerate"))
     ap.add_argument("--compare", help="a second linerate binary, run alternately (e.g. the build before a change)")
+    ap.add_argument("--streams", type=int, default=0, help="also N flows and N streams, signed (e.g. 4096)")
     a = ap.parse_args()
+    modes = ["signed", "plain"]
+    if a.streams:
+        MODES[f"flows {a.streams}"] = ["--flows", str(a.streams)]
+        modes += [f"flows {a.streams}", f"streams {a.streams}"]
     bins = [("this", a.linerate)] + ([("compare", a.compare)] if a.compare else [])
-    res = {(n, s): [] for n, _ in bins for s in (True, False)}
+    res = {(n, m): [] for n, _ in bins for m in modes}
     bound = {k: False for k in res}
     for i in range(a.rounds):
         line = []
         for name, b in bins:
-            for signed in (True, False):
-                pps, rx_limited = run(b, a.seconds, signed)
-                res[(name, signed)].append(pps)
-                bound[(name, signed)] |= not rx_limited
-                line.append(f"{name} {'signed' if signed else 'plain'} {pps:.2f}")
+            for mode in modes:
+                pps, rx_limited = run(b, a.seconds, mode)
+                res[(name, mode)].append(pps)
+                bound[(name, mode)] |= not rx_limited
+                line.append(f"{name} {mode} {pps:.2f}")
         print(f"round {i + 1}: " + ", ".join(line) + " Mpps", flush=True)
-    for (name, signed), v in res.items():
-        note = " (sender-bound: a lower bound)" if bound[(name, signed)] else ""
-        print(f"median {name} {'signed' if signed else 'plain '}: {statistics.median(v):.2f} Mpps RX{note}")
+    med = {k: statistics.median(v) for k, v in res.items()}
+    for (name, mode), v in med.items():
+        note = " (sender-bound: a lower bound)" if bound[(name, mode)] else ""
+        print(f"median {name} {mode:<14}: {v:.2f} Mpps RX{note}")
+    for name, _ in bins:
+        print(f"ratio {name} signed/plain: {med[(name, 'signed')] / med[(name, 'plain')]:.2f}x")
+        for mode in modes[2:]:
+            print(f"ratio {name} {mode}/signed: {med[(name, mode)] / med[(name, 'signed')]:.2f}x")
     if a.compare:
-        for signed in (True, False):
-            r = statistics.median(res[("this", signed)]) / statistics.median(res[("compare", signed)])
-            print(f"ratio this/compare {'signed' if signed else 'plain'}: {r:.2f}x")
+        for mode in modes:
+            print(f"ratio this/compare {mode}: {med[('this', mode)] / med[('compare', mode)]:.2f}x")
 
 
 if __name__ == "__main__":

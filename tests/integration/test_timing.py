@@ -23,6 +23,7 @@ import test_link_events
 import test_live
 import test_procedures
 import test_reflect
+import test_streams
 
 pytestmark = pytest.mark.usefixtures("hugepages")
 
@@ -203,6 +204,13 @@ def foreign_traffic_no_loss():
 
 def test_foreign_traffic_no_loss():
     timed(foreign_traffic_no_loss)
+
+
+def test_each_streams_rate_on_the_wire():
+    """Four streams on their own VLANs (test_streams.rates_kept_once, counts asserted there):
+    the XDP counter on the receiving veth times each stream: the voice and bulk streams within
+    2 % of their rates, the five bursts 50 ms apart within 10 % of their span."""
+    timed(test_streams.rates_kept_once)
 
 
 def live_stop_time():

@@ -100,7 +100,8 @@
     `${f.src_ip}:${f.src_port} → ${f.dst_ip}:${f.dst_port}, ${plural(spec.flows || 1, "flow", "flows")}`;
   const facts = [["command", R.procedure || "run"], ["backend", spec.backend], ["TX ports", portsText(spec.tx)],
                  ["RX ports", portsText(spec.rx)]];
-  if (R.procedure) facts.push(["frame sizes", (spec.sizes || []).map((s) => `${s} B`).join(", ")]);
+  if (R.procedure) facts.push(["frame sizes", R.mix ? `${R.mix.label}, mean ${fmt(R.mix.mean_size, 2)} B` :
+    (spec.sizes || []).map((s) => `${s} B`).join(", ")]);
   facts.push(["frame", frameText], ["rate", spec.rate]);
   if (!R.procedure) facts.push(["trials", spec.trials]);
   facts.push(["linerate", env.linerate_version], ["kernel", env.kernel], ["host", env.hostname]);
@@ -214,7 +215,8 @@
   } else {
     // ---- a procedure ----
     const rows = R.rows || [];
-    const sizes = rows.map((r) => r.size);
+    // A stream mix's row has no one size (null): the mix's label names it.
+    const sizes = rows.map((r) => r.size === null ? (R.mix ? R.mix.label : "mix") : r.size);
     if (R.procedure === "sweep") {
       chart(section("Rate against frame size"), "sweep_rate", {
         type: "bar", data: { labels: sizes, datasets: [
@@ -244,7 +246,7 @@
     } else if (R.procedure === "frame-loss") {
       chart(section("Frame loss against load"), "fl", {
         type: "line", data: { datasets: rows.map((r, k) => ({
-          label: `${r.size} B`, borderColor: ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"][k % 4],
+          label: r.size === null ? (R.mix ? R.mix.label : "mix") : `${r.size} B`, borderColor: ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"][k % 4],
           data: r.steps.map((s) => ({ x: s.load_pct, y: s.frame_loss_pct })) })) },
         options: { scales: { x: lin("load", "% of the highest"), y: lin("frame loss", "%") } } });
     } else if (R.procedure === "back-to-back") {
@@ -266,7 +268,7 @@
       options: { scales: { x: { title: { display: true, text: "trial" } }, y: lin("load", "pps") } } });
     const s = section("Trials");
     table(s, ["#", "size", "load pps", "offered pps", "TX s", "sent", "received", "loss %", "valid", "why"],
-          tr.map((x) => [x.index + 1, x.size, x.load_pps ? fmt(x.load_pps, 0) : "max", fmt(x.offered_pps, 0), fmt(x.tx_seconds),
+          tr.map((x) => [x.index + 1, x.size || "mix", x.load_pps ? fmt(x.load_pps, 0) : "max", fmt(x.offered_pps, 0), fmt(x.tx_seconds),
                          x.sent, x.received, fmt(100 * x.loss_ratio, 5), x.valid ? "yes" : "no: " + x.invalid_reason, x.why]));
   }
 

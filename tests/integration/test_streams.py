@@ -1,0 +1,259 @@
+"""Streams on the veth bed, checked by counters that are not linerate's: an XDP program on the
+receiving interface (tests/bpf/xdp_counter.bpf.c) counts every frame by VLAN and by length,
+so each stream (one VLAN each) is counted, sized and timed on the wire; pcap replay is
+compared byte for byte with the file by tshark, and signed replays get checksums tshark
+accepts. Counts are exact at any load; the rates each stream kept are timing (retried)."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from lrtest import LINERATE, check, paced_load, read_json, timing_check
+from testbed import VethBed, sh, unique, wait_until
+
+pytestmark = pytest.mark.usefixtures("hugepages")
+
+BPF_DIR = os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf")
+COUNTER = os.path.abspath(os.path.join(BPF_DIR, "xdp_counter.bpf.o"))
+BED_ATTEMPTS = 3
+SRC_MAC = "02:00:00:00:00:01"
+DST_MAC = "02:00:00:00:00:02"
+
+
+class BedLoss(Exception):
+    """The veth bed itself dropped frames (a ring full while the receiving side was
+    descheduled): the counts are then not the streams' alone."""
+
+
+def bed_dropped(bed, before):
+    now = (bed.stat(bed.nsa, bed.ifa, "tx_dropped"), bed.stat(bed.nsb, bed.ifb, "rx_dropped"))
+    return tuple(n - b for n, b in zip(now, before))
+
+
+def with_bed_attempts(fn, *a):
+    """Runs fn; a run in which the bed dropped frames (said so) is run again, at most
+    BED_ATTEMPTS times. A wrong count in a run without such drops fails at once."""
+    for attempt in range(1, BED_ATTEMPTS + 1):
+        try:
+            return fn(*a)
+        except BedLoss as e:
+            print(f"     attempt {attempt} of {BED_ATTEMPTS}: {e}", flush=True)
+    raise AssertionError(f"the bed dropped frames in all {BED_ATTEMPTS} attempts")
+
+
+class XdpCounter:
+    """tests/bpf/xdp_counter.bpf.o attached to `ifc` in `ns`; reads its maps with bpftool."""
+
+    def __init__(self, bed, ns, ifc):
+        self.bed, self.ns, self.ifc = bed, ns, ifc
+        r = bed.run(ns, ["ip", "link", "set", "dev", ifc, "xdp", "obj", COUNTER, "sec", "xdp"])
+        check(r.returncode == 0, f"attaching the XDP counter to {ifc}: {r.stderr}")
+        link = json.loads(sh("ip", "-n", ns, "-j", "-d", "link", "show", ifc).stdout)[0]
+        prog = link["xdp"]["prog"]["id"]
+        maps = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog)).stdout)["map_ids"]
+        self.maps = {}
+        for m in maps:
+            info = json.loads(sh("bpftool", "-j", "map", "show", "id", str(m)).stdout)
+            self.maps[info["name"]] = m
+
+    def _lookup(self, name, key):
+        out = sh("bpftool", "-j", "map", "lookup", "id", str(self.maps[name]), "key",
+                 *[str(b) for b in key.to_bytes(4, "little")]).stdout
+        return json.loads(out)["formatted"]["value"]
+
+    def vlan(self, vid):
+        return self._lookup("by_vlan", vid)
+
+    def length(self, n):
+        return self._lookup("by_len", n)
+
+
+def stream(rep, name):
+    for s in rep["streams"]:
+        if s["name"] == name:
+            return s
+    raise AssertionError(f"no stream {name} in {[s['name'] for s in rep['streams']]}")
+
+
+# name, VLAN, what linerate is told, frames, bytes per period (without FCS), frames per period
+IMIX_PERIOD = 7 * 60 + 4 * 566 + 1514
+STREAMS = [
+    ("voice", 10, "size=128,rate={voice},count=4000", 4000, 124, 1),
+    ("bulk", 20, "size=imix,rate={bulk},count=39996", 39996, IMIX_PERIOD, 12),
+    ("burst", 30, "size=256,rate={burst},bursts=5,burst-frames=200,burst-gap=50ms", 1000, 252, 1),
+    ("tail", 40, "size=64,rate={tail},after=burst,count=1000", 1000, 60, 1),
+]
+
+
+def mixed_streams_once(d):
+    # Paced loads the shared bed holds beside the XDP program: the bulk stream takes a tenth
+    # of what the bed carries (at most 20 kpps), the others a fraction of that.
+    bulk = paced_load(20_000, share=10)
+    rates = {"voice": bulk / 10, "bulk": bulk, "burst": bulk / 2, "tail": bulk / 4}
+    with VethBed(unique("lst")) as bed:
+        counter = XdpCounter(bed, bed.nsb, bed.ifb)
+        before = (bed.stat(bed.nsa, bed.ifa, "tx_dropped"), bed.stat(bed.nsb, bed.ifb, "rx_dropped"))
+        args = [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--src-mac", SRC_MAC,
+                "--dst-mac", DST_MAC, "--json", f"{d}/r.json"]
+        for name, vid, text, *_ in STREAMS:
+            args += ["--stream", f"name={name},vlan={vid}," + text.format(**{k: int(v) for k, v in rates.items()})]
+        r = bed.run(bed.nsa, args, timeout=180)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        rep = read_json(f"{d}/r.json")
+        time.sleep(0.2)  # the last frames through the peer's XDP
+        seen = {vid: counter.vlan(vid) for _, vid, *_ in STREAMS}
+        lengths = {n: counter.length(n) for n in (60, 124, 252, 566, 1514)}
+        dropped = bed_dropped(bed, before)
+    if any(dropped):
+        raise BedLoss(f"the bed dropped {dropped[0]} frames on {bed.ifa}'s egress and {dropped[1]} on "
+                      f"{bed.ifb}'s ingress")
+    # Every stream's frames and bytes: exact, by linerate and by the XDP counter alike.
+    for name, vid, _, frames, period_bytes, period in STREAMS:
+        s, x = stream(rep, name), seen[vid]
+        check(s["sent"] == frames, f"{name}: linerate sent {s['sent']}, asked {frames}")
+        check(x["packets"] == frames, f"{name} (VLAN {vid}): the XDP counter saw {x['packets']} of {frames}")
+        expect_bytes = frames // period * period_bytes
+        check(x["bytes"] == expect_bytes, f"{name}: {x['bytes']} bytes on the wire, expected {expect_bytes}")
+        check(s["sent_bytes"] == expect_bytes + 4 * frames,
+              f"{name}: linerate counted {s['sent_bytes']} bytes, the wire {expect_bytes} (+ FCS)")
+    # IMIX exact over every period: 7, 4 and 1 frames of every 12.
+    periods = 39996 // 12
+    check(lengths[566] == 4 * periods and lengths[1514] == periods,
+          f"IMIX sizes on the wire: {lengths}, expected {4 * periods} x 566 B and {periods} x 1514 B")
+    check(lengths[60] == 7 * periods + 1000 and lengths[124] == 4000 and lengths[252] == 1000,
+          f"sizes on the wire: {lengths}")
+    # The chained stream started only once the bursts were done.
+    check(seen[40]["first_ns"] >= seen[30]["last_ns"],
+          f"tail started {seen[30]['last_ns'] - seen[40]['first_ns']} ns before burst ended")
+    return rates, seen
+
+
+def test_each_stream_counted_sized_and_ordered_by_an_xdp_counter():
+    with tempfile.TemporaryDirectory() as d:
+        with_bed_attempts(mixed_streams_once, d)
+
+
+def rates_kept_once():
+    with tempfile.TemporaryDirectory() as d:
+        rates, seen = with_bed_attempts(mixed_streams_once, d)
+    for name, vid in (("voice", 10), ("bulk", 20)):
+        x = seen[vid]
+        span = (x["last_ns"] - x["first_ns"]) / 1e9
+        got = (x["packets"] - 1) / span if span > 0 else 0
+        err = abs(got / rates[name] - 1)
+        timing_check(err < 0.02, f"{name}: {got:.0f} pps on the wire, asked {rates[name]:.0f} ({100 * err:.2f} % off)")
+    # Five bursts of 200 at the burst stream's rate, 50 ms apart: the span on the wire.
+    x = seen[30]
+    span = (x["last_ns"] - x["first_ns"]) / 1e9
+    expect = 5 * 199 / rates["burst"] + 4 * (0.05 + 1 / rates["burst"])
+    timing_check(abs(span / expect - 1) < 0.1, f"burst: the five bursts took {span * 1e3:.1f} ms, "
+                                               f"expected {expect * 1e3:.1f} ms")
+
+
+# --- pcap replay -------------------------------------------------------------------------------
+
+
+def write_capture(path):
+    """A capture of varied frames, 1 ms apart: IPv4 UDP of several sizes, VLAN-tagged, IPv6,
+    TCP, a non-IP ethertype, and a 42-byte frame (captured before the NIC padded it)."""
+    from scapy.all import IP, TCP, UDP, Dot1Q, Ether, IPv6, Raw, wrpcap
+    e = Ether(src=SRC_MAC, dst=DST_MAC)
+    v4 = IP(src="198.18.0.1", dst="198.18.0.2")
+    frames = [
+        e / v4 / UDP(sport=1000, dport=2000) / Raw(bytes(range(18))),
+        e / v4 / UDP(sport=1001, dport=2000) / Raw(b"x" * 400),
+        e / Dot1Q(vlan=7, prio=3) / v4 / UDP(sport=1002, dport=2000) / Raw(b"y" * 100),
+        e / IPv6(src="2001:2::1", dst="2001:2::2") / UDP(sport=1003, dport=2000) / Raw(b"z" * 60),
+        e / v4 / TCP(sport=1004, dport=80, flags="S") / Raw(b"t" * 30),
+        Ether(src=SRC_MAC, dst=DST_MAC, type=0x88B5) / Raw(b"local experimental ethertype" + bytes(40)),
+        e / v4 / UDP(sport=1005, dport=2000) / Raw(b"q" * 1400),
+        e / v4 / UDP(sport=1006, dport=2000),  # 42 bytes
+    ]
+    for i, f in enumerate(frames):
+        f.time = 1_700_000_000 + i * 0.001
+    wrpcap(path, frames)
+    return frames
+
+
+def tshark_frames(path, *opts):
+    """The frames of a pcap file as tshark reads them: their bytes in hex, in order."""
+    out = subprocess.run(["tshark", "-r", path, "-T", "json", "-x", *opts], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    return [p["_source"]["layers"]["frame_raw"][0] for p in json.loads(out)]
+
+
+def capture_on(bed, ns, ifc, path):
+    """tshark capturing the replayed frames (by their source MAC) on `ifc`; returns the process
+    once it is capturing."""
+    p = bed.start(ns, ["tshark", "-i", ifc, "-w", path, "-f", f"ether src {SRC_MAC}", "-q"])
+    wait_until(lambda: os.path.exists(path) and os.path.getsize(path) > 0, 30, f"tshark capturing on {ifc}", p)
+    time.sleep(0.5)
+    return p
+
+
+def stop_capture(p):
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=30)
+
+
+def replay_once(d, signed):
+    cap, got = f"{d}/in.pcap", f"{d}/out-{int(signed)}.pcap"
+    frames = write_capture(cap)
+    loops = 3
+    with VethBed(unique("lrp")) as bed:
+        before = (bed.stat(bed.nsa, bed.ifa, "tx_dropped"), bed.stat(bed.nsb, bed.ifb, "rx_dropped"))
+        tsh = capture_on(bed, bed.nsb, bed.ifb, got)
+        args = [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--json", f"{d}/r.json",
+                "--stream", f"pcap={cap},rate=2k,loops={loops}"]
+        r = bed.run(bed.nsa, args + ([] if signed else ["--no-signature"]), timeout=120)
+        stop_capture(tsh)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        dropped = bed_dropped(bed, before)
+    if any(dropped):
+        raise BedLoss(f"the bed dropped {dropped} frames")
+    rep = read_json(f"{d}/r.json")
+    check(rep["streams"][0]["sent"] == loops * len(frames), f"sent {rep['streams'][0]}")
+    sent = tshark_frames(got, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+                         "-o", "tcp.check_checksum:TRUE")
+    recorded = tshark_frames(cap)
+    # The short record leaves padded with zeros to 60 bytes, as a NIC pads it.
+    recorded = [h + "00" * max(0, 60 - len(h) // 2) for h in recorded]
+    check(len(sent) == loops * len(recorded), f"tshark saw {len(sent)} frames, expected {loops * len(recorded)}")
+    return sent, recorded, got
+
+
+def test_pcap_replay_is_byte_exact():
+    """--no-signature: every frame on the wire equals its record, in order, loop after loop."""
+    with tempfile.TemporaryDirectory() as d:
+        sent, recorded, _ = with_bed_attempts(replay_once, d, False)
+    for i, h in enumerate(sent):
+        check(h == recorded[i % len(recorded)],
+              f"frame {i + 1} differs from record {i % len(recorded) + 1}:\n{h}\n{recorded[i % len(recorded)]}")
+
+
+def test_signed_replay_has_good_checksums():
+    """Signed: the frames linerate can sign (IPv4/IPv6 UDP and TCP with room) carry a signature
+    and checksums tshark validates; the others are sent as recorded."""
+    with tempfile.TemporaryDirectory() as d:
+        sent, recorded, got = with_bed_attempts(replay_once, d, True)
+        out = subprocess.run(["tshark", "-r", got, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+                              "-o", "tcp.check_checksum:TRUE", "-T", "fields", "-e", "frame.number", "-e",
+                              "ip.checksum.status", "-e", "udp.checksum.status", "-e", "tcp.checksum.status"],
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    changed = sum(1 for i, h in enumerate(sent) if h != recorded[i % len(recorded)])
+    check(changed > 0, "no frame was signed")
+    for line in out.splitlines():
+        num, *status = line.split("\t")
+        for s in status:
+            # 2 is "good", 0 "unverified" (a header this frame does not have is empty)
+            check(s in ("", "2"), f"frame {num}: checksum status {status} (2: good)")
+    # The frames that cannot carry a signature leave as recorded: the non-IP one, the 42-byte one.
+    for i, h in enumerate(sent):
+        k = i % len(recorded)
+        if k in (5, 7):
+            check(h == recorded[k], f"frame {i + 1} (record {k + 1}) should leave as recorded")
