@@ -220,6 +220,7 @@ void account_losses(result::TrialResult& r, bool reflect) {
 void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin,
                const std::vector<TxStreams>& tx, const std::vector<const stats::RxResult*>& rx, bool ended_early) {
     stats::check_invariants(r.ids, fin, r.loopback, r.violations);
+    r.notes.insert(r.notes.begin(), spec.notes.begin(), spec.notes.end());  // what the spec changed
     r.ports = fin.ports;
     r.tx = stats::total(r.ids, fin, Dir::tx);
     r.rx = stats::total(r.ids, fin, Dir::rx);

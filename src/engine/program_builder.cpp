@@ -73,7 +73,7 @@ void synthesized(const spec::RunSpec& spec, const spec::StreamSpec& st, uint32_t
 }
 
 // A replayed capture's records, in order, each a template of its own (signed in place when
-// every record can carry the signature).
+// the record has room for the signature; sent as recorded otherwise).
 void replayed(const spec::RunSpec& spec, const spec::StreamSpec& st, uint16_t sig_id, worker::TxProgram& p,
               StreamShare& sh) {
     const bool sign = spec.stream_sig_level(st) != packet::SigLevel::none;

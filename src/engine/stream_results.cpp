@@ -49,6 +49,7 @@ void stream_results(result::TrialResult& r, const spec::RunSpec& spec, const std
                     const auto& sent = (*t.shares)[k];
                     st.sent += sent.frames;
                     st.sent_bytes += sent.bytes;
+                    if (spec.signature) st.unsigned_sent += sent.frames - std::min(sent.frames, sent.signed_frames);
                     if (share.replay) continue;  // a capture's frames keep their own sizes
                     for (size_t z = 0; z < share.sizes.size() && z < sent.per_size.size(); ++z)
                         sizes[share.sizes[z]] += sent.per_size[z];

@@ -33,6 +33,11 @@ void print_streams(std::FILE* out, const result::TrialResult& r) {
     constexpr size_t kShown = 20;
     std::vector<const result::StreamResult*> v;
     for (const auto& s : r.streams) v.push_back(&s);
+    for (const auto* s : v)
+        if (s->unsigned_sent)
+            fmt::print(out, "{}: {} of its {} frames had no room for a signature: counted, not measured (received "
+                            "and lost are the signed frames')\n",
+                       s->name, s->unsigned_sent, s->sent);
     if (v.size() > kShown)
         std::stable_sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->lost > b->lost; });
     fmt::print(out, "{:<16} {:>12} {:>14} {:>10} {:>12} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9}\n", "stream", "sent",
@@ -43,7 +48,9 @@ void print_streams(std::FILE* out, const result::TrialResult& r) {
         const auto us = [&](double ns) { return s.latency.count ? fmt::format("{:.3f}", ns / 1e3) : std::string("-"); };
         fmt::print(out, "{:<16} {:>12} {:>14} {:>10.3f} {:>12} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9}\n",
                    s.name.substr(0, 16), s.sent, s.sent_bytes, s.tx_pps / 1e6, num(s.received), num(s.lost),
-                   s.measured && s.sent ? fmt::format("{:.4f}", 100.0 * s.lost / s.sent) : std::string("-"),
+                   s.measured && s.sent > s.unsigned_sent
+                       ? fmt::format("{:.4f}", 100.0 * s.lost / (s.sent - s.unsigned_sent))
+                       : std::string("-"),
                    num(s.reordered), us(static_cast<double>(s.latency.p50)), us(static_cast<double>(s.latency.p99)),
                    s.measured ? fmt::format("{:.3f}", s.jitter_ns / 1e3) : std::string("-"));
     }

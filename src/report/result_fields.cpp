@@ -182,10 +182,14 @@ const Fields<result::StreamResult>& stream_fields() {
         F::value("tx_pps", [](const S& s) { return s.tx_pps; }),
         F::value("sent", [](const S& s) { return s.sent; }),
         F::value("sent_bytes", [](const S& s) { return s.sent_bytes; }),
+        F::value("unsigned_sent", [](const S& s) { return s.unsigned_sent; }),
         F::value("received", [](const S& s) { return s.measured ? J(s.received) : J(nullptr); }),
         F::value("lost", [](const S& s) { return s.measured ? J(s.lost) : J(nullptr); }),
         F::value("loss_pct", [](const S& s) {
-            return s.measured && s.sent ? J(100.0 * static_cast<double>(s.lost) / static_cast<double>(s.sent)) : J(nullptr);
+            const uint64_t signed_sent = s.sent - s.unsigned_sent;
+            return s.measured && signed_sent
+                       ? J(100.0 * static_cast<double>(s.lost) / static_cast<double>(signed_sent))
+                       : J(nullptr);
         }),
         F::value("reordered", [](const S& s) { return s.measured ? J(s.reordered) : J(nullptr); }),
         F::value("duplicates", [](const S& s) { return s.measured ? J(s.duplicates) : J(nullptr); }),

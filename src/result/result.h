@@ -81,6 +81,7 @@ struct StreamResult {
     uint32_t first_flow = 0, flows = 0;  // its signed stream ids: [first_flow, first_flow + flows)
     bool measured = false;  // signed and received in this run: the counts below beyond `sent` are known
     uint64_t sent = 0, sent_bytes = 0;  // frames and bytes (FCS included) the devices took
+    uint64_t unsigned_sent = 0;  // of those, unsigned (replayed records without room): not measured
     uint64_t received = 0, lost = 0, reordered = 0, duplicates = 0, late = 0;
     double jitter_ns = 0;       // the largest of its flows'
     double requested_pps = 0;   // its own rate (0: unpaced)

@@ -172,7 +172,9 @@ RunSpec build_profile_spec(const Profile& p, const OptionValues& overrides) {
     } catch (const OptionError&) {
         throw;  // already says where
     } catch (const UsageError& e) {
-        throw UsageError(fmt::format("{}: {}", p.path, e.what()));
+        const std::string what = e.what();
+        if (what.starts_with(p.path + ":")) throw;  // already says where in the file
+        throw UsageError(fmt::format("{}: {}", p.path, what));
     }
 }
 

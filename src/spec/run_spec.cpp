@@ -91,6 +91,21 @@ unsigned RunSpec::session_max_frame() const {
     return m;
 }
 
+RunSpec::LargestPacket RunSpec::largest_packet() const {
+    // Ethernet header and FCS, and an 802.1Q tag when the frame has one.
+    const auto l3 = [](unsigned frame, bool vlan) { return frame - 18 - (vlan ? 4 : 0); };
+    LargestPacket out;
+    const auto consider = [&](unsigned frame, bool vlan, const std::string& source) {
+        if (frame && l3(frame, vlan) > out.l3) out = {frame, l3(frame, vlan), source};
+    };
+    consider(std::max({max_frame_size, frame.frame_size, size.largest()}), frame.vlan.has_value(),
+             procedure.sizes.size() > 1 ? "--sizes " + procedure.sizes_typed : "--size " + size.str());
+    for (const auto& st : streams)
+        consider(st.replay ? st.replay->max_frame : st.size.largest(), !st.replay && st.frame.vlan.has_value(),
+                 st.typed.empty() ? "stream " + st.name : st.typed);
+    return out;
+}
+
 RunSpec RunSpec::with_trial(const TrialSpec& t) const {
     RunSpec s = *this;
     if (t.frame_size) {
@@ -122,7 +137,10 @@ void RunSpec::check_rates(const RateCeiling& c, bool percent_needs_line_rate) co
         if (!st.rate || !st.rate->limited() || (st.replay && !st.replay->frames)) continue;
         if (st.rate->unit == RateSpec::Unit::percent && !c.line_rate && !percent_needs_line_rate) continue;
         const double mean = st.replay ? static_cast<double>(st.replay->max_frame) : st.size.mean();
-        l1 += l1_bps(to_pps(*st.rate, fmt::format("stream {}: rate", st.name), mean, c), mean);
+        // Named as given: "--stream name=a,rate=..." or "profile.toml:12:1 [[stream]]".
+        l1 += l1_bps(to_pps(*st.rate, fmt::format("{}: rate", st.typed.empty() ? "stream " + st.name : st.typed),
+                            mean, c),
+                     mean);
     }
     if (c.bps > 0 && l1 > c.bps * (1 + 1e-9))
         throw UsageError(fmt::format("the streams' rates add up to {} at L1, more than {}", format_bps(l1), c.source));

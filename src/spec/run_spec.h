@@ -112,6 +112,14 @@ struct RunSpec {
     // The largest frame any trial of the session sends (pool buffers, MTU); 0 = frame size.
     unsigned max_frame_size = 0;
     unsigned session_max_frame() const;
+    // The largest IP packet (the MTU it needs) any frame of the session carries, and which
+    // option or stream asks for it ("--size 9000", "--stream size=2000", a profile's
+    // file:line:col): the ports' MTU checks name it.
+    struct LargestPacket {
+        unsigned frame = 0, l3 = 0;
+        std::string source;
+    };
+    LargestPacket largest_packet() const;
 
     Thresholds thresholds;  // what the verdict judges (--max-loss needs TX and RX in this process)
     ProcedureSpec procedure;  // run, or the procedure and its settings

@@ -43,8 +43,11 @@ struct Replay {
     // Read (and checked) before the session opens its ports (engine/replay_load.h).
     std::shared_ptr<const stream::PcapFrames> frames;
     unsigned max_frame = 0;  // its largest frame, FCS included
-    // What its frames carry: every frame signed (the least level among them), or none.
+    // What its signed frames carry (the least level among the records that have room; none
+    // when no record has room), and how many records have no room: those are sent as
+    // recorded, counted, not measured.
     packet::SigLevel sig_level = packet::SigLevel::none;
+    uint64_t unsigned_records = 0;
 };
 
 struct StreamSpec {

@@ -65,6 +65,7 @@ struct TxProgram {
 // Per stream share, handed over when the worker ends: what it sent.
 struct ShareSent {
     uint64_t frames = 0, bytes = 0;   // confirmed by the device, FCS included
+    uint64_t signed_frames = 0;       // of those, signed (a replay's records without room are not)
     std::vector<uint64_t> per_size;   // frames per size index
     std::vector<uint64_t> per_flow;   // frames per flow
 };

@@ -28,6 +28,19 @@ inline uint64_t replay_bytes(const TxProgram& p, const StreamShare& s, uint64_t 
     return frames / s.templates.size() * file + part;
 }
 
+// The signed frames among a replay's first `frames` frames (records without room for the
+// signature go unsigned): what its signature id's receiver can expect.
+inline uint64_t replay_signed(const TxProgram& p, const StreamShare& s, uint64_t frames) {
+    uint64_t file = 0, part = 0;
+    const uint64_t rem = frames % s.templates.size();
+    for (size_t k = 0; k < s.templates.size(); ++k) {
+        const bool sig = p.templates[s.templates[k]].layout.level != packet::SigLevel::none;
+        file += sig;
+        if (k < rem) part += sig;
+    }
+    return frames / s.templates.size() * file + part;
+}
+
 template <TxQueueOps Ops>
 bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
     using stats::publish;
@@ -129,13 +142,20 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
             }
         }
         for (uint32_t s = 0; s < prog.shares.size(); ++s)  // replays: the bytes of the records they sent
-            if (prog.shares[s].replay) out[s].bytes = replay_bytes(prog, prog.shares[s], out[s].frames);
+            if (prog.shares[s].replay) {
+                out[s].bytes = replay_bytes(prog, prog.shares[s], out[s].frames);
+                out[s].signed_frames = replay_signed(prog, prog.shares[s], out[s].frames);
+            } else {
+                out[s].signed_frames = out[s].frames;
+            }
     }
     if (t.sent_per_stream) {  // per signed stream id, in the order of t.streams: share by share, flow by flow
         auto& v = *t.sent_per_stream;
         v.clear();
         for (uint32_t s = 0; s < prog.shares.size(); ++s)
-            for (uint32_t f = 0; f < prog.shares[s].flows; ++f) v.push_back(sched.planned_flow(s, f));
+            for (uint32_t f = 0; f < prog.shares[s].flows; ++f)
+                v.push_back(prog.shares[s].replay ? replay_signed(prog, prog.shares[s], sched.planned_flow(s, f))
+                                                  : sched.planned_flow(s, f));
     }
     publish(c.packets, sent);
     publish(c.bytes, ops.confirmed_bytes());

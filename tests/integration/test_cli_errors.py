@@ -140,6 +140,20 @@ BAD_VALUES = {
                              "given with --line-rate"),
     "part_of_a_value_quoted_whole": (["--tx", "p", "--rate", "1M", "--pattern", "burst:0"],
                                      'invalid --pattern "burst:0": the burst length "0": must be between 1 and'),
+    # Streams: the --stream text quoted, then what is wrong with it.
+    "stream_unknown_key": (["--tx", "p", "--stream", "size=imix,colour=red"],
+                           '--stream size=imix,colour=red: unknown key "colour" (stream keys: count,'),
+    "stream_size_out_of_range": (["--tx", "p", "--stream", "size=9001"],
+                                 '--stream size=9001: invalid --size "9001": must be between 64 and 9000'),
+    "stream_weight_zero": (["--tx", "p", "--stream", "size=64:0/1518:1"], "--stream size=64:0/1518:1: "),
+    "stream_rate_above_line_rate": (["--tx", "p", "--line-rate", "10G", "--stream", "name=a,rate=20Gbps"],
+                                    "--stream name=a,rate=20Gbps: rate 20Gbps asks"),
+    "stream_rates_add_up_above_line_rate": (["--tx", "p", "--line-rate", "10G", "--stream", "rate=60%",
+                                             "--stream", "size=imix,rate=50%"],
+                                            "the streams' rates add up to 11 Gbit/s at L1, more than the 10 Gbit/s "
+                                            "line rate given with --line-rate"),
+    "stream_after_nobody": (["--tx", "p", "--stream", "name=a", "--stream", "name=b,after=zz"],
+                            "--stream name=b,after=zz: after=zz: no stream has that name"),
 }
 
 
@@ -147,6 +161,42 @@ BAD_VALUES = {
 def test_bad_value(case):
     bad(*BAD_VALUES[case])
 
+
+def test_stream_in_a_procedure_refused():
+    out = lr("throughput", "--tx", "p", "--rx", "q", "--stream", "count=10", expect_rc=2)
+    check("throughput runs each trial at a load it chooses and for as long as it says; count= has no place in it"
+          in out, out)
+
+
+def test_stream_profile_errors_say_where():
+    """A [[stream]] table's bad key or value is named by the profile's file:line:col."""
+    with tempfile.TemporaryDirectory() as d:
+        path = f"{d}/p.toml"
+        with open(path, "w") as f:
+            f.write('procedure = "run"\ntx = ["p"]\nline-rate = "1G"\n[[stream]]\nsize = "imix"\n'
+                    '[[stream]]\nsize = 128\nrate = "2Gbps"\n')
+        out = lr("check", path, expect_rc=2)
+        check(f"{path}:6:1 [[stream]]: rate 2Gbps asks" in out and "200 % of the 1 Gbit/s line rate" in out, out)
+        with open(path, "w") as f:
+            f.write('procedure = "run"\ntx = ["p"]\n[[stream]]\nsize = "imix"\nvlan = 5000\n')
+        out = lr("check", path, expect_rc=2)
+        check(f"{path}:5:8: " in out and "vlan" in out, out)
+
+
+@pytest.mark.usefixtures("root")
+def test_stream_larger_than_the_port_refused():
+    """A stream's frame beyond the interface's MTU: refused naming the stream, nothing attached."""
+    with VethBed(unique("lsm"), same_ns=True) as bed:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "100",
+                              "--stream", "size=imix", "--stream", "name=big,size=2000"], timeout=60)
+        check(r.returncode == 2 and "--stream name=big,size=2000: frame size 2000 needs MTU 1982 but "
+              f"{bed.ifa} has MTU 1500" in r.stderr, f"exit {r.returncode}: {r.stderr}")
+        check(bed.stat(bed.nsa, bed.ifa, "tx_packets") == 0, "nothing may be sent")
+        check(not bed.xdp_attached(bed.nsa, bed.ifa), "nothing attached")
+        # A VLAN-tagged 1518-byte frame carries 1500 bytes of IP: it fits.
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "100",
+                              "--stream", "size=1518,vlan=5"], timeout=60)
+        check(r.returncode == 0, f"exit {r.returncode}: {r.stderr}")
 
 def test_procedure_without_rx():
     check("throughput measures what comes back" in lr("throughput", "--tx", "p", expect_rc=2), "throughput needs --rx")

@@ -133,7 +133,7 @@ TEST(StreamSpec, BadDefinitionsAreRefusedWithTheStreamsText) {
     bad({"pcap=x.pcap,size=64"}, "size= does not apply to a pcap stream");
     bad({"speed=2"}, "speed= and loops= go with pcap=FILE");
     bad({"name=bad name"}, "a name of 1 to 64 letters");
-    bad({"rate=2000G"}, "stream s1: rate 2000G asks", {{"line-rate", {"10G"}}});
+    bad({"rate=2000G"}, "--stream rate=2000G: rate 2000G asks", {{"line-rate", {"10G"}}});
     bad({"rate=6Gbps", "rate=6Gbps"}, "the streams' rates add up to 12 Gbit/s at L1, more than the 10 Gbit/s line rate",
         {{"line-rate", {"10G"}}});
     bad({"pattern=poisson"}, "stream s1: --pattern poisson spaces departures at a --rate");

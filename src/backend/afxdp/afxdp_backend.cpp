@@ -105,9 +105,8 @@ void AfxdpBackend::check_port(const Port& p) const {
                                      std::max(p.ntx, p.nrx)));
     if (std::max(p.ntx, p.nrx) > LR_MAX_QUEUES)
         throw UsageError(fmt::format("afxdp supports at most {} queues per interface", LR_MAX_QUEUES));
-    const unsigned l3 = spec.session_max_frame() - 18 - (spec.frame.vlan ? 4 : 0);
-    if (l3 > nd.mtu)
-        throw UsageError(fmt::format("frame size {} needs MTU {} but {} has MTU {}", spec.session_max_frame(), l3,
+    if (const auto big = spec.largest_packet(); big.l3 > nd.mtu)
+        throw UsageError(fmt::format("{}: frame size {} needs MTU {} but {} has MTU {}", big.source, big.frame, big.l3,
                                      nd.name, nd.mtu));
     if (!spec.force && carries_default_route(nd.name))
         throw UsageError(fmt::format("{} carries the default route; linerate refuses to flood it unless you pass "

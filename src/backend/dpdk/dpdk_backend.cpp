@@ -206,7 +206,8 @@ void DpdkBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& 
 
 void DpdkBackend::configure(Port& p) {
     const auto& spec = *spec_;
-    const uint32_t l3 = spec.session_max_frame() - 18 - (spec.frame.vlan ? 4 : 0);
+    const auto big = spec.largest_packet();
+    const uint32_t l3 = big.l3;
     rte_eth_dev_info di{};
     int r = rte_eth_dev_info_get(p.info.id, &di);
     if (r != 0) throw EnvError(fmt::format("port {}: can't read device info: {}", p.info.name, errstr(r)));
@@ -219,8 +220,8 @@ void DpdkBackend::configure(Port& p) {
     p.conf_tx = std::min(nq, di.max_tx_queues);
     p.conf_rx = std::min(nq, di.max_rx_queues);
     if (l3 > di.max_mtu)
-        throw UsageError(fmt::format("frame size {} needs MTU {} but port {} allows at most {}", spec.session_max_frame(),
-                                     l3, p.info.name, di.max_mtu));
+        throw UsageError(fmt::format("{}: frame size {} needs MTU {} but port {} allows at most {}", big.source,
+                                     big.frame, l3, p.info.name, di.max_mtu));
     rte_eth_conf conf{};
     if (p.conf_rx > 1 && di.flow_type_rss_offloads) {
         conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
