@@ -4,6 +4,7 @@
 // frame crosses into user space and no socket is involved. One program per sending port; one
 // worker per TX queue calls it in a loop on its own CPU (docs/afxdp.md, "TX engines").
 #pragma once
+#include <algorithm>
 #include <bpf/bpf.h>
 #include <cstdint>
 #include <pthread.h>
@@ -30,6 +31,10 @@ public:
 
     int prog_fd() const;
     bool signs() const { return sign_; }
+    // The kernel's batch of live frames (at most 256): --burst, else the most.
+    static constexpr uint32_t kMaxBatch = 256;
+    void set_batch(uint32_t burst) { batch_ = burst ? std::clamp<uint32_t>(burst, 1, kMaxBatch) : kMaxBatch; }
+    uint32_t batch() const { return batch_; }
     // The entries a worker's frames are counted in: its streams, or (plain frames) its CPU.
     std::vector<uint32_t> keys_of(const worker::WorkerConfig& w) const;
     // A trial starts: each of the worker's entries at 0, with its template's sum. Called with
@@ -43,6 +48,7 @@ public:
 
 private:
     lr_xdp_live_tx* skel_ = nullptr;
+    uint32_t batch_ = kMaxBatch;
     lr_live_stream* streams_ = nullptr;  // the mmapped array
     size_t map_bytes_ = 0;
     uint32_t nstreams_ = 0;
