@@ -84,9 +84,29 @@ public:
             ++unique_;
             return;
         }
-        lr_wire_hdrs h;
         lr_wire_sig s;
-        switch (lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s)) {
+        account(classify(p, len, csum_verified, s), s);
+    }
+    // The same in two steps, for a burst (worker/rx_step.h): classify every frame and fetch
+    // the tracking state its stream will touch (its sequence window's word, its jitter, its
+    // stream's latency bucket), then account for them all. With thousands of streams that
+    // state is not in cache; fetched a burst ahead, its misses overlap instead of stalling
+    // each frame in turn. Signed runs only.
+    int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
+        lr_wire_hdrs h;
+        return lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s);
+    }
+    void prefetch(const lr_wire_sig& s) const {
+        const auto& st = out_->streams[s.stream];  // classify checked s.stream < nstreams_
+        st.seq.prefetch(s.seq);
+        __builtin_prefetch(&st.jitter, 1);
+        if (stream_lat_ && s.has_ts) {
+            const uint64_t lat = (now48_ - s.ts) & LR_SIG48_MASK;
+            stream_lat_[stream_of_[s.stream]].prefetch(lat);
+        }
+    }
+    void account(int cls, const lr_wire_sig& s) {
+        switch (cls) {
             case LR_OURS: on_ours(s); break;
             case LR_MALFORMED: ++malformed_; break;
             case LR_STALE:

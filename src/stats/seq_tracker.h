@@ -42,6 +42,12 @@ public:
         return add_slow(s);
     }
     const Counts& counts() const { return c_; }
+    // Asks for the state add() will touch for wire sequence `wire` (its counts and its word of
+    // the window: the ring's 8192 bits divide 2^32 and 2^48, so the wire value finds the word).
+    void prefetch(uint64_t wire) const {
+        __builtin_prefetch(&c_, 1);
+        __builtin_prefetch(&bits_[(wire / 64) % kWords], 1);
+    }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.
     uint64_t gaps() const { return c_.any ? c_.highest + 1 - c_.received - c_.late : 0; }

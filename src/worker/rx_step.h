@@ -4,6 +4,7 @@
 // capture asks for, release the buffers, record the burst's arrival, publish the counters.
 #pragma once
 #include <algorithm>
+#include <array>
 
 #include "packet/signature.h"
 #include "stats/rx_measure.h"
@@ -47,16 +48,27 @@ public:
             for (uint32_t i = 0; i < n && i < kPrefetch; ++i) __builtin_prefetch(ops.data(i));
         }
         uint64_t b = 0;
-        for (uint32_t i = 0; i < n; ++i) {
-            if (r_.sign) {
+        if (r_.sign) {
+            // Classify the burst and fetch each test frame's tracking state, then account for
+            // every frame (stats::RxMeasure::classify): the state's misses overlap.
+            for (uint32_t i = 0; i < n; ++i) {
                 if constexpr (kMeta)
                     if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
                 if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
+                const uint64_t wb = ops.wire_bytes(i);
+                b += wb;
+                if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
+                cls_[i] = static_cast<int8_t>(meas_.classify(ops.data(i), ops.len(i), ops.csum_verified(i), sig_[i]));
+                if (cls_[i] == LR_OURS) meas_.prefetch(sig_[i]);
             }
-            const uint64_t wb = ops.wire_bytes(i);
-            b += wb;
-            if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
-            meas_.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
+            for (uint32_t i = 0; i < n; ++i) meas_.account(cls_[i], sig_[i]);
+        } else {
+            for (uint32_t i = 0; i < n; ++i) {
+                const uint64_t wb = ops.wire_bytes(i);
+                b += wb;
+                if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
+                meas_.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
+            }
         }
         // --capture: a pass of its own over the burst, so the counting loop above stays as
         // tight as without it; once the capture is full it is never looked at again.
@@ -105,6 +117,8 @@ private:
     stats::BurstClock clk_;
     stats::FrameCapture* cap_;
     uint64_t* sizes_;  // sizes that vary: frames per size
+    std::array<int8_t, kMaxBurstFrames> cls_;       // a burst's classes (LR_OURS, ...)
+    std::array<lr_wire_sig, kMaxBurstFrames> sig_;  // and signatures, between the two passes
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
 };
 
