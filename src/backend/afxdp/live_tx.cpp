@@ -154,9 +154,9 @@ LiveQueueOps::LiveQueueOps(const LiveTxProgram& p, const worker::WorkerConfig& w
     install_stop_handler();
     opts_.sz = sizeof(opts_);
     opts_.flags = BPF_F_TEST_XDP_LIVE_FRAMES;
-    // The kernel's batch: frames set up, run and flushed together (its most, 256, unless --burst
-    // says otherwise). Each batch costs a page-pool refill and a flush of the redirected frames,
-    // so the largest batch costs the least CPU per frame (docs/afxdp.md).
+    // The kernel's batch: frames set up, run and flushed together. Each batch costs a page-pool
+    // refill and a flush of the redirected frames: a larger one costs less CPU per frame, and
+    // arrives at once (docs/afxdp.md).
     opts_.batch_size = p.batch();
 }
 
