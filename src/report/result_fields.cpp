@@ -81,14 +81,7 @@ const Fields<stats::Totals>& rx_class_fields() {
 
 stats::Totals rx_classes(const stats::QueueSample& q) {
     stats::Totals t;
-    t.ours = q.rx_ours;
-    t.unique = q.rx_unique;
-    t.foreign = q.rx_foreign;
-    t.stale = q.rx_stale;
-    t.malformed = q.rx_malformed;
-    t.dup = q.rx_dup;
-    t.reordered = q.rx_reordered;
-    t.late = q.rx_late;
+    stats::add_rx_classes(t, q);
     return t;
 }
 

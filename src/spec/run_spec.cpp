@@ -102,7 +102,7 @@ RunSpec::LargestPacket RunSpec::largest_packet() const {
              procedure.sizes.size() > 1 ? "--sizes " + procedure.sizes_typed : "--size " + size.str());
     for (const auto& st : streams)
         consider(st.replay ? st.replay->max_frame : st.size.largest(), !st.replay && st.frame.vlan.has_value(),
-                 st.typed.empty() ? "stream " + st.name : st.typed);
+                 st.origin());
     return out;
 }
 
@@ -138,7 +138,7 @@ void RunSpec::check_rates(const RateCeiling& c, bool percent_needs_line_rate) co
         if (st.rate->unit == RateSpec::Unit::percent && !c.line_rate && !percent_needs_line_rate) continue;
         const double mean = st.replay ? static_cast<double>(st.replay->max_frame) : st.size.mean();
         // Named as given: "--stream name=a,rate=..." or "profile.toml:12:1 [[stream]]".
-        l1 += l1_bps(to_pps(*st.rate, fmt::format("{}: rate", st.typed.empty() ? "stream " + st.name : st.typed),
+        l1 += l1_bps(to_pps(*st.rate, fmt::format("{}: rate", st.origin()),
                             mean, c),
                      mean);
     }

@@ -73,6 +73,8 @@ struct StreamSpec {
     bool ends() const { return count.has_value() || bursts > 0; }  // a continuous stream never does
     bool paced() const { return rate && rate->limited(); }
     std::string str() const;  // "name (size imix, 40 % of line rate, ...)"
+    // Where it was defined, for messages: its --stream text or file:line:col ("stream NAME" if neither).
+    std::string origin() const { return typed.empty() ? "stream " + name : typed; }
 };
 
 // One key=value of a stream definition, with where it came from (a profile's file:line:col;

@@ -56,16 +56,20 @@ Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d) {
         t.stalls += q.tx_stalls;
         t.longest_stall_ns = std::max(t.longest_stall_ns, q.tx_longest_stall_ns);
         t.catch_up_max = std::max(t.catch_up_max, q.tx_catch_up_max);
-        t.ours += q.rx_ours;
-        t.unique += q.rx_unique;
-        t.foreign += q.rx_foreign;
-        t.stale += q.rx_stale;
-        t.malformed += q.rx_malformed;
-        t.dup += q.rx_dup;
-        t.reordered += q.rx_reordered;
-        t.late += q.rx_late;
+        add_rx_classes(t, q);
     }
     return t;
+}
+
+void add_rx_classes(Totals& t, const QueueSample& q) {
+    t.ours += q.rx_ours;
+    t.unique += q.rx_unique;
+    t.foreign += q.rx_foreign;
+    t.stale += q.rx_stale;
+    t.malformed += q.rx_malformed;
+    t.dup += q.rx_dup;
+    t.reordered += q.rx_reordered;
+    t.late += q.rx_late;
 }
 
 PortSample since(const PortSample& b, const PortSample& c) {

@@ -93,6 +93,8 @@ struct Totals {
 
 // Sum of the queues of one direction.
 Totals total(const std::vector<QueueId>& ids, const Snapshot& s, Dir d);
+// Adds one queue's receive classes (ours, unique, foreign, ...) to `t`.
+void add_rx_classes(Totals& t, const QueueSample& q);
 uint64_t port_drops(const Snapshot& s);
 
 // Senders that offer less than this share of the rate asked are generator-limited (an

@@ -16,29 +16,30 @@
 
 namespace lr::worker {
 
-// The bytes (FCS included) of a replayed share's first `frames` frames: its records in turn.
-inline uint64_t replay_bytes(const TxProgram& p, const StreamShare& s, uint64_t frames) {
+// Adds up `per_record(template)` over a replayed share's first `frames` frames: its records in
+// turn, whole passes through the file and then the first records of the next.
+template <class F>
+uint64_t over_replay(const TxProgram& p, const StreamShare& s, uint64_t frames, F per_record) {
     uint64_t file = 0, part = 0;
     const uint64_t rem = frames % s.templates.size();
     for (size_t k = 0; k < s.templates.size(); ++k) {
-        const uint64_t b = p.templates[s.templates[k]].len + uint64_t{packet::kFcsLen};
-        file += b;
-        if (k < rem) part += b;
+        const uint64_t v = per_record(p.templates[s.templates[k]]);
+        file += v;
+        if (k < rem) part += v;
     }
     return frames / s.templates.size() * file + part;
 }
 
-// The signed frames among a replay's first `frames` frames (records without room for the
-// signature go unsigned): what its signature id's receiver can expect.
+// The bytes (FCS included) of a replayed share's first `frames` frames.
+inline uint64_t replay_bytes(const TxProgram& p, const StreamShare& s, uint64_t frames) {
+    return over_replay(p, s, frames, [](const FrameTemplate& t) { return t.len + uint64_t{packet::kFcsLen}; });
+}
+
+// The signed frames among them (records without room for the signature go unsigned): what
+// its signature id's receiver can expect.
 inline uint64_t replay_signed(const TxProgram& p, const StreamShare& s, uint64_t frames) {
-    uint64_t file = 0, part = 0;
-    const uint64_t rem = frames % s.templates.size();
-    for (size_t k = 0; k < s.templates.size(); ++k) {
-        const bool sig = p.templates[s.templates[k]].layout.level != packet::SigLevel::none;
-        file += sig;
-        if (k < rem) part += sig;
-    }
-    return frames / s.templates.size() * file + part;
+    return over_replay(p, s, frames,
+                       [](const FrameTemplate& t) { return uint64_t{t.layout.level != packet::SigLevel::none}; });
 }
 
 template <TxQueueOps Ops>
