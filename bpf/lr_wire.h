@@ -80,10 +80,14 @@ struct lr_wire_sig {
 
 static inline __u16 lr_rd16(const __u8 *p) { return (__u16)((__u16)p[0] << 8 | p[1]); }
 
+/* An includer may supply its own lr_rd48 (defining LR_WIRE_HAVE_RD48), one that reads the two
+ * bytes before `p` as well: every 48-bit field here lies at least 2 bytes into the frame. */
+#ifndef LR_WIRE_HAVE_RD48
 static inline __u64 lr_rd48(const __u8 *p)
 {
     return (__u64)p[0] << 40 | (__u64)p[1] << 32 | (__u64)p[2] << 24 | (__u64)p[3] << 16 | (__u64)p[4] << 8 | p[5];
 }
+#endif
 
 /* Ethernet, at most one 802.1Q/802.1ad tag, an option-less unfragmented IPv4 header or an IPv6
  * header (no extension headers), then a complete UDP or TCP header, all inside the frame, and

@@ -3,15 +3,20 @@
 namespace lr::stats {
 
 void RxMeasure::publish(QueueCounters& c) const {
-    stats::publish(c.rx_ours, ours_);
-    stats::publish(c.rx_unique, unique_);
-    stats::publish(c.rx_foreign, foreign_);
-    stats::publish(c.rx_stale, stale_);
-    stats::publish(c.rx_malformed, malformed_);
-    stats::publish(c.rx_dup, dup_);
-    stats::publish(c.rx_reordered, reordered_);
-    stats::publish(c.rx_late, late_);
-    stats::publish(c.rx_gaps, gaps_);
+    stats::publish(c.rx_ours, t_.ours);
+    stats::publish(c.rx_unique, t_.unique);
+    stats::publish(c.rx_foreign, t_.foreign);
+    stats::publish(c.rx_stale, t_.stale);
+    stats::publish(c.rx_malformed, t_.malformed);
+    stats::publish(c.rx_dup, t_.dup);
+    stats::publish(c.rx_reordered, t_.reordered);
+    stats::publish(c.rx_late, t_.late);
+    stats::publish(c.rx_gaps, t_.gaps);
+}
+
+int RxMeasure::classify_general(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
+    lr_wire_hdrs h;
+    return lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s);
 }
 
 void RxMeasure::copy_flows() {

@@ -80,21 +80,25 @@ public:
     // checksum, which is then not summed again. The rules are bpf/lr_wire.h's, inlined here.
     void frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
         if (!sig_) {  // plain frames: each one counts as a distinct test frame
-            ++ours_;
-            ++unique_;
+            ++t_.ours;
+            ++t_.unique;
             return;
         }
-        lr_wire_sig s;
-        account(classify(p, len, csum_verified, s), s);
+        lr_wire_sig s{};
+        const int8_t cls = static_cast<int8_t>(classify(p, len, csum_verified, s));
+        account(&cls, &s, 1);
     }
     // The same in two steps, for a burst (worker/rx_step.h): classify every frame and fetch
     // the tracking state its stream will touch (its sequence window's word, its jitter, its
     // stream's latency bucket), then account for them all. With thousands of streams that
     // state is not in cache; fetched a burst ahead, its misses overlap instead of stalling
     // each frame in turn. Signed runs only.
-    int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
-        lr_wire_hdrs h;
-        return lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s);
+    // The fast lane inline, the general rules (every other frame) out of line.
+    [[gnu::always_inline]] int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
+        const int fast = packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s);
+        if (fast >= 0) [[likely]]
+            return fast;
+        return classify_general(p, len, csum_verified, s);
     }
     void prefetch(const lr_wire_sig& s) const {
         const auto& st = out_->streams[s.stream];  // classify checked s.stream < nstreams_
@@ -105,46 +109,63 @@ public:
             stream_lat_[stream_of_[s.stream]].prefetch(lat);
         }
     }
-    void account(int cls, const lr_wire_sig& s) {
-        switch (cls) {
-            case LR_OURS: on_ours(s); break;
-            case LR_MALFORMED: ++malformed_; break;
-            case LR_STALE:
-                ++foreign_;
-                ++stale_;
-                break;
-            default: ++foreign_; break;
+    // Accounts for `n` classified frames (their classes and signatures). The queue's tallies
+    // and the latency totals are local through the burst, so the compiler keeps them in
+    // registers (the stores to the streams' state could otherwise alias them) and stores them
+    // once at the end.
+    void account(const int8_t* cls, const lr_wire_sig* sig, uint32_t n) {
+        Tally t = t_;
+        LatencyHistogram::Totals lat;
+        for (uint32_t i = 0; i < n; ++i) {
+            switch (cls[i]) {
+                case LR_OURS: on_ours(t, lat, sig[i]); break;
+                case LR_MALFORMED: ++t.malformed; break;
+                case LR_STALE:
+                    ++t.foreign;
+                    ++t.stale;
+                    break;
+                default: ++t.foreign; break;
+            }
         }
+        t_ = t;
+        lat_->add(lat);
     }
-    uint64_t unique() const { return unique_; }
+    uint64_t unique() const { return t_.unique; }
     // Queue totals, one relaxed store each (call once per burst).
     void publish(QueueCounters& c) const;
 
 private:
     void copy_flows();
-    void on_ours(const lr_wire_sig& r) {
-        ++ours_;
+    [[gnu::noinline]] int classify_general(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const;
+    // The queue's tallies of what it received.
+    struct Tally {
+        uint64_t ours = 0, foreign = 0, malformed = 0, stale = 0;
+        uint64_t dup = 0, reordered = 0, late = 0, unique = 0, gaps = 0;
+    };
+    void on_ours(Tally& t, LatencyHistogram::Totals& lat_totals, const lr_wire_sig& r) {
+        ++t.ours;
         auto& st = out_->streams[r.stream];
         const uint64_t s = st.seq.extend(r.seq, r.seq_bits);
         const auto& c = st.seq.counts();
         const uint64_t next = c.any ? c.highest + 1 : 0;  // the sequence expected in order
         switch (st.seq.add(s)) {
             case SeqTracker::Arrival::in_order:
-                ++unique_;
-                gaps_ += s - next;  // sequences skipped (0 when in order)
+                ++t.unique;
+                t.gaps += s - next;  // sequences skipped (0 when in order)
                 break;
             case SeqTracker::Arrival::reordered:
-                ++unique_, ++reordered_;
-                if (gaps_) --gaps_;  // it fills a gap counted earlier
+                ++t.unique, ++t.reordered;
+                if (t.gaps) --t.gaps;  // it fills a gap counted earlier
                 break;
-            case SeqTracker::Arrival::duplicate: ++dup_; break;
-            case SeqTracker::Arrival::late: ++late_; break;
+            case SeqTracker::Arrival::duplicate: ++t.dup; break;
+            case SeqTracker::Arrival::late: ++t.late; break;
         }
         if (r.has_ts) {
             const uint64_t lat = (now48_ - r.ts) & LR_SIG48_MASK;
             if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
-                lat_->add(lat);
-                st.jitter.add(r.ts, r.ts + lat);
+                lat_->add_bucket(lat);
+                lat_totals.add(lat);
+                st.jitter.add_transit(static_cast<int64_t>(lat));
                 if (stream_lat_) stream_lat_[stream_of_[r.stream]].add(lat);
             }
         }
@@ -161,8 +182,7 @@ private:
     CountsExchange<FlowLive>* flows_live_;
     uint32_t seen_ = 0, flows_seen_ = 0;
     uint64_t now48_ = 0;
-    uint64_t ours_ = 0, foreign_ = 0, malformed_ = 0, stale_ = 0;
-    uint64_t dup_ = 0, reordered_ = 0, late_ = 0, unique_ = 0, gaps_ = 0;
+    Tally t_;
 };
 
 }  // namespace lr::stats

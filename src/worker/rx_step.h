@@ -61,7 +61,7 @@ public:
                 cls_[i] = static_cast<int8_t>(meas_.classify(ops.data(i), ops.len(i), ops.csum_verified(i), sig_[i]));
                 if (cls_[i] == LR_OURS) meas_.prefetch(sig_[i]);
             }
-            for (uint32_t i = 0; i < n; ++i) meas_.account(cls_[i], sig_[i]);
+            meas_.account(cls_.data(), sig_.data(), n);
         } else {
             for (uint32_t i = 0; i < n; ++i) {
                 const uint64_t wb = ops.wire_bytes(i);

@@ -160,7 +160,7 @@ TEST(Jitter, Rfc3550OnAKnownSeries) {
         if (i) ref += (std::abs(static_cast<double>(static_cast<int64_t>(transit[i]) - last)) - ref) / 16.0;
         last = static_cast<int64_t>(transit[i]);
     }
-    EXPECT_NEAR(j.ns(), ref, 1e-12);
+    EXPECT_NEAR(j.ns(), ref, 1.0 / 256);  // kept in units of 2^-12 ns: within 2^-8 ns
     EXPECT_NEAR(ref, ((2.0 / 16) * 15 / 16 + 3.0 / 16) * 15 / 16 * 15 / 16 + 6.0 / 16 - 0, 1.0);  // sanity
     Jitter constant;
     for (uint64_t i = 0; i < 100; ++i) constant.add(i * 1000, i * 1000 + 500);
