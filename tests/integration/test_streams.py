@@ -280,3 +280,26 @@ def test_signed_replay_is_measured():
           f"stream {s}")
     check(s["latency"]["count"] == s["received"], f"every signed frame timed: {s['latency']}")
     check(any("cannot carry a signature" in n for n in rep["notes"]), f"notes {rep['notes']}")
+
+
+def test_json_profile_streams_exact():
+    """A JSON profile's "stream" list runs as [[stream]] tables do: each stream sends its count,
+    every frame arrives in order, and the report names the streams as the profile does."""
+    with tempfile.TemporaryDirectory() as d, VethBed(unique("lrj"), same_ns=True) as bed:
+        profile = f"{d}/mix.json"
+        with open(profile, "w") as f:
+            json.dump({"name": "json mix", "procedure": "run",
+                       "ports": {"backend": "afxdp"},
+                       "stream": [{"name": "bulk", "size": "imix", "rate": "2kpps", "count": 1200},
+                                  {"name": "voice", "size": 128, "vlan": 10, "rate": "1kpps", "count": 500}],
+                       "thresholds": {"max-loss": 0}}, f)
+        r = bed.run(bed.nsa, [LINERATE, "check", profile, "-q", "--tx", bed.ifa, "--rx", bed.ifb,
+                              "--json", f"{d}/r.json"], timeout=120)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        rep = read_json(f"{d}/r.json")
+    by_name = {s["name"]: s for s in rep["streams"]}
+    check(set(by_name) == {"bulk", "voice"}, f"streams {list(by_name)}")
+    for name, count in (("bulk", 1200), ("voice", 500)):
+        s = by_name[name]
+        check(s["sent"] == count and s["received"] == count and s["lost"] == 0 and s["reordered"] == 0,
+              f"{name}: {s}")

@@ -124,7 +124,7 @@ TEST(Profiles, EveryExampleInConfigBuildsAValidSpec) {
     unsigned n = 0;
     while (const dirent* e = readdir(d)) {
         const std::string name = e->d_name;
-        if (name.size() < 5 || name.substr(name.size() - 5) != ".toml") continue;
+        if (!name.ends_with(".toml") && !name.ends_with(".json")) continue;
         ++n;
         try {
             const auto p = spec::load_profile(std::string(LINERATE_SOURCE_DIR "/config/") + name);
@@ -137,4 +137,57 @@ TEST(Profiles, EveryExampleInConfigBuildsAValidSpec) {
     }
     closedir(d);
     EXPECT_GE(n, 4u);
+}
+
+TEST(Profiles, AJsonProfileIsTheSameProfileWithItsErrorsNamedByJsonPointer) {
+    const std::string toml = std::string(kBase) +
+                             "nonce = 7\n[frames]\nsizes = [64, 128]\n[run]\nrate = \"10kpps\"\n"
+                             "[output]\nquiet = true\n";
+    const std::string json = R"({"procedure": "sweep", "nonce": 7,
+        "ports": {"backend": "afxdp", "tx": ["veth0"], "rx": ["veth1"]},
+        "frames": {"sizes": [64, 128]}, "run": {"rate": "10kpps"}, "output": {"quiet": true}})";
+    const auto a = spec::build_profile_spec(spec::parse_profile(toml, "p.toml"), {});
+    const auto b = spec::build_profile_spec(spec::parse_profile(json, "p.json"), {});
+    EXPECT_EQ(spec::spec_json(a), spec::spec_json(b));
+
+    // Streams: the "stream" list of objects, as [[stream]] tables.
+    const auto mix = spec::parse_profile(R"({"ports": {"tx": ["a"], "rx": ["b"]}, "rate": "100k",
+        "stream": [{"name": "bulk", "size": "imix", "share": "80%"},
+                   {"name": "voice", "size": 128, "vlan": 10, "share": "20%"}]})",
+                                         "mix.json");
+    ASSERT_EQ(mix.streams.size(), 2u);
+    const auto s = spec::build_profile_spec(mix, {});
+    ASSERT_EQ(s.streams.size(), 2u);
+    EXPECT_EQ(s.streams[1].name, "voice");
+    EXPECT_EQ(s.streams[1].frame.vlan, 10);
+    EXPECT_EQ(s.streams[1].frame.frame_size, 128u);
+
+    auto error_in = [](const std::string& text) {
+        try {
+            spec::build_profile_spec(spec::parse_profile(text, "p.json"), {});
+        } catch (const UsageError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    const std::pair<std::string, std::string> cases[] = {
+        {R"({"run": {"rat": "1k"}})", "p.json:/run/rat: unknown key \"rat\""},
+        {R"({"runs": {"rate": "1k"}})", "p.json:/runs: unknown section [runs]"},
+        {R"({"run": {"rate": "1k"}, "thresholds": {"rate": "2k"}})", "p.json:/thresholds/rate: rate is given twice (first at p.json:/run/rate)"},
+        {R"({"run": {"rate": true}})", "p.json:/run/rate: rate: a boolean where a value is expected"},
+        {R"({"output": {"quiet": "yes"}})", "p.json:/output/quiet: quiet: expected true or false"},
+        {R"({"ports": {"tx": ["a"]}, "frames": {"size": 10000}})", "p.json:/frames/size: invalid --size \"10000\""},
+        {R"({"run": {"x": {"y": 1}}})", "p.json:/run/x: [x]: sections do not nest"},
+        {R"({"run": {"rate": [1, {"a": 2}]}})", "p.json:/run/rate/1: rate: expected a string or a number, found an object"},
+        {R"({"flows": [{"a": 1}]})", "the only array of tables a profile has is \"stream\""},
+        {R"({"ports": {"tx": ["a"]}, "stream": [{"size": "imix", "flavour": 3}]})", "p.json:/stream/0/flavour: unknown key \"flavour\""},
+        {R"({"ports": {"tx": ["a"]}, "stream": [{"size": 63}]})", "p.json:/stream/0/size: invalid --size \"63\""},
+        {R"({"name": 5})", "p.json:/name: name: expected a string"},
+        {R"({"run": {"rate": "1k")", "p.json: not valid JSON"},
+        {R"(["rate"])", "p.json: a profile is a JSON object, not array"},
+    };
+    for (const auto& [text, want] : cases) {
+        const auto got = error_in(text);
+        EXPECT_NE(got.find(want), std::string::npos) << "profile:\n" << text << "\nerror: " << got << "\nwanted: " << want;
+    }
 }
