@@ -247,7 +247,7 @@ Profile parse_profile(const std::string& text, const std::string& path) {
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error& e) {
+        } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number out of range
             throw UsageError(fmt::format("{}: not valid JSON: {}", path, e.what()));
         }
         if (!j.is_object()) throw UsageError(fmt::format("{}: a profile is a JSON object, not {}", path, j.type_name()));

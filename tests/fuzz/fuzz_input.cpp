@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         switch (data[0] % 14) {
             case 0: {
-                const auto p = lr::spec::parse_profile(s, "fuzz.toml");
+                // A profile: JSON when it opens with '{' (never valid TOML), TOML otherwise.
+                const auto p = lr::spec::parse_profile(s, s.starts_with('{') ? "fuzz.json" : "fuzz.toml");
                 (void)lr::spec::build_profile_spec(p, {});
                 break;
             }

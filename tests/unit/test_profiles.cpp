@@ -184,6 +184,7 @@ TEST(Profiles, AJsonProfileIsTheSameProfileWithItsErrorsNamedByJsonPointer) {
         {R"({"ports": {"tx": ["a"]}, "stream": [{"size": 63}]})", "p.json:/stream/0/size: invalid --size \"63\""},
         {R"({"name": 5})", "p.json:/name: name: expected a string"},
         {R"({"run": {"rate": "1k")", "p.json: not valid JSON"},
+        {R"({"run": {"rate": 1e999}})", "p.json: not valid JSON"},  // a number out of range (found by fuzzing)
         {R"(["rate"])", "p.json: a profile is a JSON object, not array"},
     };
     for (const auto& [text, want] : cases) {
