@@ -158,7 +158,7 @@ struct Loader {
         if (o->kind == OptionDef::Kind::flag) {
             if (v.kind != Node::Kind::boolean) throw UsageError(fmt::format("{}: {}: expected true or false", vat, key));
             vals.push_back(v.text);
-        } else if (v.kind == Node::Kind::list || v.kind == Node::Kind::tables) {
+        } else if (v.kind == Node::Kind::list) {  // (a list of tables never gets here: table() takes it)
             if (v.items.empty()) throw UsageError(fmt::format("{}: {}: an empty list", vat, key));
             std::string joined;
             for (const auto& e : v.items) {
