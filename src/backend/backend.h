@@ -67,6 +67,13 @@ public:
     // The capabilities (linux/capability.h) trials still need once open() is done: the rest are
     // dropped (util/privileges.h).
     virtual std::vector<int> capabilities_after_setup() const { return {}; }
+    // Why trials of `next` (the session's spec with other streams: Session::set_streams) cannot
+    // run on the ports as they were opened, e.g. frames the receive program does not steer to
+    // the sockets; empty when they can.
+    virtual std::string cannot_run(const spec::RunSpec& next) const {
+        (void)next;
+        return {};
+    }
     // Stops ports and releases everything. Idempotent.
     virtual void close() = 0;
 };

@@ -28,9 +28,11 @@ struct Watchdog {
 class Trial {
 public:
     Trial(backend::Backend& be, const spec::RunSpec& spec, const backend::SessionLayout& layout,
-          const CounterSlots& slots, result::Sink& sink)
-        : be_(be), spec_(spec), layout_(layout), slots_(slots), sink_(sink), out_(slots.ids.size()),
-          n_(slots.ids.size()), wd_(n_), latency_(out_.rx_results) {}
+          const CounterSlots& slots, result::Sink& sink, TrialControl* control)
+        : be_(be), spec_(spec), layout_(layout), slots_(slots), sink_(sink), control_(control),
+          out_(slots.ids.size()), n_(slots.ids.size()), wd_(n_), latency_(out_.rx_results) {
+        if (control_) ctl_.gates = control_->gates.get();
+    }
 
     result::TrialResult run(unsigned index);
 
@@ -58,7 +60,7 @@ private:
         // The senders fell short over a whole interval of the TX phase (the first, which holds
         // the start, excepted).
         row.requested_pps = spec_.rate_pps;
-        row.generator_limited = spec_.rate_pps > 0 && !final && last_.t > 0 && tx_end_ < 0 &&
+        row.generator_limited = !control_ && spec_.rate_pps > 0 && !final && last_.t > 0 && tx_end_ < 0 &&
                                 row.tx.pps() < stats::kGeneratorLimited * spec_.rate_pps;
         if (row.latency_live) max_latency_s_ = std::max(max_latency_s_, row.lat_max * 1e-9);
         res_.intervals.push_back(row);
@@ -67,6 +69,12 @@ private:
         last_ = cur;
     }
     void watchdog(const stats::Snapshot& s);
+    // A controlled trial: the counters and each stream's counts to the sink (Sink::live). The
+    // final ones are the trial's result.
+    void emit_live(const stats::Snapshot& s) {
+        static const std::vector<result::StreamLive> none;
+        sink_.live(res_.ids, s, streams_ && streams_->live() ? streams_->take() : none);
+    }
     void track_links(const stats::Snapshot& s);
     void close_outage(unsigned port, const stats::Snapshot& s);
     void close_outages(const stats::Snapshot& s);
@@ -90,6 +98,7 @@ private:
     const backend::SessionLayout& layout_;
     const CounterSlots& slots_;
     result::Sink& sink_;
+    TrialControl* control_;
     worker::RunControl ctl_;
     TrialOutputs out_;
     size_t n_;
@@ -132,8 +141,9 @@ void Trial::watchdog(const stats::Snapshot& s) {
                 fmt::format("worker {} made no progress for {:.1f}s (stuck or dead)", where, spec_.stall_s));
             aborted_ = true;
         }
-        // A reflector sends only what arrives: an idle TX queue is not a stuck one.
-        if (id.dir != Dir::tx || spec_.reflect || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
+        // A reflector sends only what arrives, and a controlled trial's streams may all be
+        // paused or not started yet: an idle TX queue is not a stuck one then.
+        if (id.dir != Dir::tx || spec_.reflect || control_ || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
         if (!moved && s.t - wd_.packets_t[i] > spec_.stall_s) {
             res_.violations.push_back(fmt::format(
                 "{}: the device accepted no packet for {:.1f}s (link down or stuck queue)", where, spec_.stall_s));
@@ -187,6 +197,7 @@ void Trial::close_outages(const stats::Snapshot& s) {
 void Trial::control_loop() {
     const double tick = std::min(0.01, spec_.interval_s / 4);
     double next_report = spec_.interval_s, rx_last_change = 0;
+    double next_live = 0;
     uint64_t rx_prev = 0;
     bool traffic_seen = false;
     const bool tx = spec_.tx_enabled();
@@ -195,6 +206,10 @@ void Trial::control_loop() {
         const auto s = snap();
         watchdog(s);
         track_links(s);
+        if (control_ && s.t >= next_live) {
+            emit_live(s);
+            next_live = s.t + control_->live_period_s;
+        }
         if (s.t >= next_report) {
             emit_interval(s);
             next_report += spec_.interval_s;
@@ -213,9 +228,11 @@ void Trial::control_loop() {
             ctl_.stop_tx.store(true, std::memory_order_relaxed);
         }
         if (tx) {
-            // Every sender finished its share (a count, streams that all end) or the time is up.
-            if (tx_end_ < 0 && (s.t >= spec_.duration_s || all_finished(Dir::tx, s)))
-                ctl_.stop_tx.store(true, std::memory_order_relaxed);
+            // Every sender finished its share (a count, streams that all end) or the time is up;
+            // a controlled trial's when the controller says.
+            const bool over = control_ ? control_->end_tx.load(std::memory_order_acquire)
+                                       : s.t >= spec_.duration_s || all_finished(Dir::tx, s);
+            if (tx_end_ < 0 && over) ctl_.stop_tx.store(true, std::memory_order_relaxed);
             if (tx_end_ < 0 && ctl_.stop_tx.load(std::memory_order_relaxed) && all_finished(Dir::tx, s)) {
                 tx_end_ = s.t;
                 drain_start_ = s.t;
@@ -291,8 +308,8 @@ result::TrialResult Trial::run(unsigned index) {
 }  // namespace
 
 result::TrialResult run_trial(backend::Backend& be, const spec::RunSpec& spec, const backend::SessionLayout& layout,
-                              const CounterSlots& slots, unsigned index, result::Sink& sink) {
-    Trial t(be, spec, layout, slots, sink);
+                              const CounterSlots& slots, unsigned index, result::Sink& sink, TrialControl* control) {
+    Trial t(be, spec, layout, slots, sink, control);
     return t.run(index);
 }
 

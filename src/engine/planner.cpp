@@ -125,7 +125,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
                 out.programs[k] = t.program;
                 out.tx_pps[k] = progs.queue_pps[prog_at++];
                 t.shares_sent = &out.shares_sent[k];
-                out.shares_live[k] = std::make_unique<stats::CountsExchange<uint64_t>>();
+                out.shares_live[k] = std::make_unique<stats::CountsExchange<stats::ShareLive>>();
                 t.shares_live = out.shares_live[k].get();
                 // The buffers start zeroed; every frame then writes its template's bytes.
                 t.templates = {std::vector<uint8_t>(progs.max_len, 0)};

@@ -42,7 +42,7 @@ struct TrialOutputs {
     std::vector<double> tx_pps;
     std::vector<uint32_t> first_flow;  // per stream of the mix: its first signed stream id
     // Streams: per counter slot (TX slots) each share's frames so far, for the live views.
-    std::vector<std::unique_ptr<stats::CountsExchange<uint64_t>>> shares_live;
+    std::vector<std::unique_ptr<stats::CountsExchange<stats::ShareLive>>> shares_live;
     explicit TrialOutputs(size_t slots);
 };
 

@@ -22,6 +22,7 @@ Session::Session(std::unique_ptr<backend::Backend> be, const spec::RunSpec& spec
     spec_.validate();
     try {
         be_->open(spec_, layout_);
+        opened_l3_ = spec_.largest_packet().l3;
         // The ports' line rate is known from here: a rate above it is refused before anything is sent.
         spec_.check_rates(rate_ceiling(), true);
         // A procedure scales the mix by one load: the streams' rates become their shares of it.
@@ -54,12 +55,39 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     s.validate();
     s.line_rate_bps = line_rate_bps();
     s.rate_pps = rate_pps(t);
-    s.capture_remaining = spec_.capture_path.empty() ? 0 : spec_.capture_count - captured_;
+    return run(s, sink, planned, why, nullptr);
+}
+
+result::TrialResult Session::run_controlled_trial(TrialControl& control, result::Sink& sink) {
+    spec::RunSpec s = spec_;
+    s.line_rate_bps = line_rate_bps();
+    s.rate_pps = 0;  // each stream keeps its own rate; the trial as a whole is not judged on one
+    s.count.reset();
+    return run(s, sink, 0, {}, &control);
+}
+
+void Session::set_streams(std::vector<spec::StreamSpec> streams) {
+    spec::RunSpec s = spec_;
+    s.streams = std::move(streams);
+    load_replays(s);
+    s.validate();
+    if (s.session_max_frame() > spec_.session_max_frame() || s.largest_packet().l3 > opened_l3_)
+        throw UsageError(fmt::format("a {}-byte frame is larger than this session was opened for ({} bytes)",
+                                     s.session_max_frame(), spec_.session_max_frame()));
+    if (const auto why = be_->cannot_run(s); !why.empty()) throw UsageError(why);
+    s.check_rates(rate_ceiling(), true);
+    spec_ = std::move(s);
+}
+
+result::TrialResult Session::run(const spec::RunSpec& s, result::Sink& sink, unsigned planned, const std::string& why,
+                                 TrialControl* control) {
+    spec::RunSpec spec = s;
+    spec.capture_remaining = spec_.capture_path.empty() ? 0 : spec_.capture_count - captured_;
     if (trials_ > 0) settle();
-    sink.trial_started({trials_, planned, &s, why});
-    auto r = engine::run_trial(*be_, s, layout_, slots_, trials_, sink);
+    sink.trial_started({trials_, planned, &spec, why});
+    auto r = engine::run_trial(*be_, spec, layout_, slots_, trials_, sink, control);
     // Each queue kept up to what remained: the file takes the first of them, by time.
-    captured_ += static_cast<uint32_t>(std::min<size_t>(r.captured.size(), s.capture_remaining));
+    captured_ += static_cast<uint32_t>(std::min<size_t>(r.captured.size(), spec.capture_remaining));
     ++trials_;
     last_trial_end_ = std::chrono::steady_clock::now();
     sink.trial_finished(r);

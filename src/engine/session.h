@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "engine/planner.h"
+#include "engine/trial_control.h"
 #include "result/result.h"
 #include "result/sink.h"
 #include "spec/run_spec.h"
@@ -39,6 +40,15 @@ public:
     // most --capture-count frames.
     result::TrialResult run_trial(const spec::TrialSpec& t, result::Sink& sink, unsigned planned = 0,
                                   const std::string& why = {});
+    // A controlled trial (engine/trial_control.h): `control` starts and stops its streams and
+    // ends its TX phase; no rate is judged (streams run when the controller says), and the
+    // trial's duration and count are not limits.
+    result::TrialResult run_controlled_trial(TrialControl& control, result::Sink& sink);
+    // Replaces the streams the next trials send (a controller's new configuration on the same
+    // ports): checked as when the session opened (frames within the session's largest frame,
+    // the ports' MTU, rates within the ports' line rate). Throws UsageError; the session is
+    // unchanged then.
+    void set_streams(std::vector<spec::StreamSpec> streams);
     // True once a signal asked the run to end: no further trial should start.
     bool interrupted() const;
     unsigned trials_run() const { return trials_; }
@@ -67,12 +77,15 @@ public:
 
 private:
     void settle() const;  // waits out --settle since the last trial ended
+    result::TrialResult run(const spec::RunSpec& s, result::Sink& sink, unsigned planned, const std::string& why,
+                            TrialControl* control);
 
     spec::RunSpec spec_;
     std::unique_ptr<backend::Backend> be_;
     backend::SessionLayout layout_;
     CounterSlots slots_;
     uint32_t captured_ = 0;  // --capture: frames the queues kept so far, at most --capture-count
+    unsigned opened_l3_ = 0;  // the largest IP packet the ports were opened for (their MTU checked)
     unsigned trials_ = 0;
     std::chrono::steady_clock::time_point last_trial_end_;
 };

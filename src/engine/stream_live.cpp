@@ -1,5 +1,7 @@
 #include "engine/stream_live.h"
 
+#include <algorithm>
+
 namespace lr::engine {
 
 StreamLiveCollector::StreamLiveCollector(const spec::RunSpec& spec, TrialOutputs& out) : out_(out) {
@@ -21,11 +23,14 @@ const std::vector<result::StreamLive>& StreamLiveCollector::take() {
         if (auto* x = out_.shares_live[k].get(); x && tx_[k].ready(*x)) last_tx_[k] = x->buf;
     for (size_t k = 0; k < rx_.size(); ++k)
         if (auto* x = out_.rx_results[k].flows_live.get(); x && rx_[k].ready(*x)) last_rx_[k] = x->buf;
-    for (auto& st : streams_) st.sent = st.received = st.gaps = st.reordered = st.duplicates = st.late = 0;
+    for (auto& st : streams_) st = result::StreamLive{st.index, std::move(st.name)};  // counts from zero
     for (size_t k = 0; k < last_tx_.size(); ++k)
         if (const auto& p = out_.programs[k])
-            for (size_t s = 0; s < last_tx_[k].size() && s < p->shares.size(); ++s)
-                streams_[p->shares[s].stream].sent += last_tx_[k][s];
+            for (size_t s = 0; s < last_tx_[k].size() && s < p->shares.size(); ++s) {
+                auto& st = streams_[p->shares[s].stream];
+                st.sent += last_tx_[k][s].frames;
+                st.sent_bytes += last_tx_[k][s].bytes;
+            }
     for (const auto& flows : last_rx_)
         for (size_t f = 0; f < flows.size() && f < stream_of_flow_.size(); ++f) {
             auto& st = streams_[stream_of_flow_[f]];
@@ -35,6 +40,15 @@ const std::vector<result::StreamLive>& StreamLiveCollector::take() {
             st.reordered += c.reordered;
             st.duplicates += c.duplicates;
             st.late += c.late;
+            st.received_bytes += c.bytes;
+            if (c.lat_n) {
+                st.latency_min_ns = st.latency_n ? std::min(st.latency_min_ns, c.lat_min) : c.lat_min;
+                st.latency_max_ns = std::max(st.latency_max_ns, c.lat_max);
+                st.latency_n += c.lat_n;
+                st.latency_sum_ns += c.lat_sum;
+            }
+            if (c.first_ns && (!st.first_rx_ns || c.first_ns < st.first_rx_ns)) st.first_rx_ns = c.first_ns;
+            st.last_rx_ns = std::max(st.last_rx_ns, c.last_ns);
         }
     for (size_t k = 0; k < tx_.size(); ++k)
         if (auto* x = out_.shares_live[k].get()) tx_[k].ask(*x);

@@ -23,9 +23,9 @@ private:
     TrialOutputs& out_;
     std::vector<result::StreamLive> streams_;
     std::vector<uint32_t> stream_of_flow_;
-    std::vector<stats::CountsTaker<uint64_t>> tx_;
+    std::vector<stats::CountsTaker<stats::ShareLive>> tx_;
     std::vector<stats::CountsTaker<stats::FlowLive>> rx_;
-    std::vector<std::vector<uint64_t>> last_tx_;            // per TX slot: its shares' latest answer
+    std::vector<std::vector<stats::ShareLive>> last_tx_;    // per TX slot: its shares' latest answer
     std::vector<std::vector<stats::FlowLive>> last_rx_;     // per RX slot: its flows' latest answer
 };
 

@@ -29,6 +29,10 @@ public:
     virtual void interval(const stats::IntervalRow&) {}
     // A mix of streams, every interval before interval(): each stream's counts so far.
     virtual void streams_live(const std::vector<StreamLive>&) {}
+    // A controlled trial (engine/trial_control.h), every live period and once after the
+    // workers ended: the counters as in snapshot(), and each stream's counts so far (as of
+    // the workers' last answers; empty when the trial has no stream counts).
+    virtual void live(const std::vector<stats::QueueId>&, const stats::Snapshot&, const std::vector<StreamLive>&) {}
     virtual void trial_finished(const TrialResult&) {}
 };
 
@@ -47,6 +51,10 @@ public:
     }
     void streams_live(const std::vector<StreamLive>& v) override {
         for (auto* s : sinks_) s->streams_live(v);
+    }
+    void live(const std::vector<stats::QueueId>& ids, const stats::Snapshot& snap,
+              const std::vector<StreamLive>& v) override {
+        for (auto* s : sinks_) s->live(ids, snap, v);
     }
     void trial_finished(const TrialResult& r) override {
         for (auto* s : sinks_) s->trial_finished(r);

@@ -55,6 +55,7 @@ struct StreamSpec {
     packet::FrameSpec frame;     // the template; frame.frame_size is the smallest size sent
     SizeSpec size;
     uint32_t flows = 1;          // distinct flows (one signed stream id each)
+    std::vector<packet::FrameSpec> flow_frames;  // non-empty: the flows' frames, in order (else made from `frame`)
     unsigned vary = 0;           // flow::VaryField bits
     std::optional<RateSpec> rate;  // its own rate (any unit; max: as fast as possible)
     std::optional<double> share;   // or its part of the port's frames (0..1)

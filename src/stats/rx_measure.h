@@ -3,6 +3,7 @@
 // One instance per RX worker; single writer. Queue-level totals are published per burst to
 // the worker's QueueCounters; per-stream detail is handed over once, after the worker ends.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -18,9 +19,18 @@
 
 namespace lr::stats {
 
+// Per flow, beside its sequence tracking: what its frames brought and when.
+struct FlowRxTotals {
+    uint64_t bytes = 0;                  // FCS included, every frame of the flow (duplicates too)
+    uint64_t lat_n = 0, lat_sum = 0;     // frames with a timestamp, and their latencies' sum (ns)
+    uint64_t lat_min = ~0ull, lat_max = 0;
+    uint64_t first_ns = 0, last_ns = 0;  // the receive clock of its first and last burst (0: none)
+};
+
 struct StreamRx {
     SeqTracker seq;
     Jitter jitter;
+    FlowRxTotals totals;
 };
 
 // What an RX worker hands to the control thread when it ends.
@@ -63,7 +73,10 @@ public:
         out_->streams.resize(streams);
         if (flows_live_) flows_live_->buf.resize(streams);
     }
-    void burst_time(uint64_t rx_ns) { now48_ = rx_ns & LR_SIG48_MASK; }
+    void burst_time(uint64_t rx_ns) {
+        now_ = rx_ns;
+        now48_ = rx_ns & LR_SIG48_MASK;
+    }
     // Once per loop iteration (with or without frames): answers the control thread's request
     // for the interval's latency histogram (see LatencyExchange).
     void poll() {
@@ -86,7 +99,8 @@ public:
         }
         lr_wire_sig s{};
         const int8_t cls = static_cast<int8_t>(classify(p, len, csum_verified, s));
-        account(&cls, &s, 1);
+        const uint16_t wire = static_cast<uint16_t>(len + packet::kFcsLen);
+        account(&cls, &s, &wire, 1);
     }
     // The same in two steps, for a burst (worker/rx_step.h): classify every frame and fetch
     // the tracking state its stream will touch (its sequence window's word, its jitter, its
@@ -109,16 +123,17 @@ public:
             stream_lat_[stream_of_[s.stream]].prefetch(lat);
         }
     }
-    // Accounts for `n` classified frames (their classes and signatures). The queue's tallies
+    // Accounts for `n` classified frames (their classes, signatures and sizes on the wire,
+    // FCS included). The queue's tallies
     // and the latency totals are local through the burst, so the compiler keeps them in
     // registers (the stores to the streams' state could otherwise alias them) and stores them
     // once at the end.
-    void account(const int8_t* cls, const lr_wire_sig* sig, uint32_t n) {
+    void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire, uint32_t n) {
         Tally t = t_;
         LatencyHistogram::Totals lat;
         for (uint32_t i = 0; i < n; ++i) {
             switch (cls[i]) {
-                case LR_OURS: on_ours(t, lat, sig[i]); break;
+                case LR_OURS: on_ours(t, lat, sig[i], wire[i]); break;
                 case LR_MALFORMED: ++t.malformed; break;
                 case LR_STALE:
                     ++t.foreign;
@@ -142,9 +157,13 @@ private:
         uint64_t ours = 0, foreign = 0, malformed = 0, stale = 0;
         uint64_t dup = 0, reordered = 0, late = 0, unique = 0, gaps = 0;
     };
-    void on_ours(Tally& t, LatencyHistogram::Totals& lat_totals, const lr_wire_sig& r) {
+    void on_ours(Tally& t, LatencyHistogram::Totals& lat_totals, const lr_wire_sig& r, uint16_t wire) {
         ++t.ours;
         auto& st = out_->streams[r.stream];
+        auto& ft = st.totals;
+        ft.bytes += wire;
+        if (!ft.first_ns) ft.first_ns = now_;
+        ft.last_ns = now_;
         const uint64_t s = st.seq.extend(r.seq, r.seq_bits);
         const auto& c = st.seq.counts();
         const uint64_t next = c.any ? c.highest + 1 : 0;  // the sequence expected in order
@@ -166,6 +185,10 @@ private:
                 lat_->add_bucket(lat);
                 lat_totals.add(lat);
                 st.jitter.add_transit(static_cast<int64_t>(lat));
+                ++ft.lat_n;
+                ft.lat_sum += lat;
+                ft.lat_min = std::min(ft.lat_min, lat);
+                ft.lat_max = std::max(ft.lat_max, lat);
                 if (stream_lat_) stream_lat_[stream_of_[r.stream]].add(lat);
             }
         }
@@ -181,7 +204,7 @@ private:
     StreamLatency* stream_lat_;
     CountsExchange<FlowLive>* flows_live_;
     uint32_t seen_ = 0, flows_seen_ = 0;
-    uint64_t now48_ = 0;
+    uint64_t now_ = 0, now48_ = 0;
     Tally t_;
 };
 

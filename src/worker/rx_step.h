@@ -57,11 +57,12 @@ public:
                 if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
                 const uint64_t wb = ops.wire_bytes(i);
                 b += wb;
+                wire_[i] = static_cast<uint16_t>(wb);
                 if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
                 cls_[i] = static_cast<int8_t>(meas_.classify(ops.data(i), ops.len(i), ops.csum_verified(i), sig_[i]));
                 if (cls_[i] == LR_OURS) meas_.prefetch(sig_[i]);
             }
-            meas_.account(cls_.data(), sig_.data(), n);
+            meas_.account(cls_.data(), sig_.data(), wire_.data(), n);
         } else {
             for (uint32_t i = 0; i < n; ++i) {
                 const uint64_t wb = ops.wire_bytes(i);
@@ -119,6 +120,7 @@ private:
     uint64_t* sizes_;  // sizes that vary: frames per size
     std::array<int8_t, kMaxBurstFrames> cls_;       // a burst's classes (LR_OURS, ...)
     std::array<lr_wire_sig, kMaxBurstFrames> sig_;  // and signatures, between the two passes
+    std::array<uint16_t, kMaxBurstFrames> wire_;     // and sizes on the wire (FCS included)
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
 };
 

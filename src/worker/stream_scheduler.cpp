@@ -13,7 +13,7 @@ constexpr uint64_t kOnStream = UINT64_MAX;
 
 }  // namespace
 
-StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t) : p_(p) {
+StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t, const FlowGates* gates) : p_(p), gates_(gates) {
     st_.reserve(p.shares.size());
     size_t counters = 0;
     for (const auto& d : p.shares) {
@@ -34,13 +34,19 @@ StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t) : p_(p) {
     paced_.reserve(st_.size());
     quota_.assign(st_.size(), 0);
     waiting_.reserve(st_.size());
-    done_order_.reserve(st_.size());
+    // With gates a share may end once per start: room for a few restarts without allocating.
+    done_order_.reserve(st_.size() * (gates ? 4 : 1));
     fill_.reserve(static_cast<size_t>(kFillResolution) + st_.size() + 1);
     fill_scratch_.reserve(fill_.capacity());
 }
 
 void StreamScheduler::start(uint64_t now) {
     t0_ = now;
+    if (gates_) {  // nothing starts before its gate opens
+        for (auto& sh : st_) sh.state = State::held;
+        apply_gates(now);
+        return;
+    }
     for (uint32_t s = 0; s < st_.size(); ++s) {
         Share& sh = st_[s];
         sh.state = State::waiting;
@@ -126,7 +132,72 @@ void StreamScheduler::rebuild_fill() {
 
 
 
+void StreamScheduler::leave_lists(uint32_t s) {
+    if (const auto it = std::find(paced_.begin(), paced_.end(), s); it != paced_.end()) paced_.erase(it);
+    if (const auto it = std::find(waiting_.begin(), waiting_.end(), s); it != waiting_.end()) {
+        waiting_.erase(it);
+        rebuild_next_event();
+    }
+    if (std::find(fill_.begin(), fill_.end(), s) != fill_.end()) {
+        st_[s].state = State::held;  // out of the round robin's table before it is rebuilt
+        rebuild_fill();
+    }
+}
+
+void StreamScheduler::apply_gates(uint64_t now) {
+    // With gates done() is never true: active_ends_ is not kept here.
+    gates_seen_ = gates_->generation();
+    for (uint32_t s = 0; s < st_.size(); ++s) {
+        Share& sh = st_[s];
+        const uint32_t stream = sh.def->stream;
+        const uint32_t start = gates_->start_of(stream);
+        const GateState want = gates_->state_of(stream);
+        if (start != sh.start_no) {  // a new start: the stream from its beginning, after its delay
+            leave_lists(s);
+            sh.start_no = start;
+            sh.left = sh.def->count;
+            sh.in_burst = 0;
+            sh.state = State::waiting;
+            sh.resume_at = now + sh.def->delay_ns;
+            waiting_.push_back(s);
+            next_event_ = std::min(next_event_, sh.resume_at);
+        }
+        const State was = sh.state;
+        switch (want) {
+            case GateState::held: break;
+            case GateState::open:
+                if (was != State::paused) break;
+                // Resumed where it was, with no catch-up for the time paused.
+                if (sh.resume_state == State::active) {
+                    go(s, now);
+                    if (!sh.paced) rebuild_fill();
+                } else {  // still waiting for its start or in a burst gap: the time that was left
+                    sh.state = sh.resume_state;
+                    sh.resume_at = now + sh.pause_left_ns;
+                    waiting_.push_back(s);
+                    next_event_ = std::min(next_event_, sh.resume_at);
+                }
+                break;
+            case GateState::paused:
+                if (was != State::active && was != State::waiting && was != State::gap) break;
+                leave_lists(s);
+                sh.resume_state = was;
+                sh.pause_left_ns = was == State::active ? 0 : std::max(sh.resume_at, now) - now;
+                sh.state = State::paused;
+                break;
+            case GateState::stopped:
+                if (was == State::done || was == State::held) break;
+                leave_lists(s);
+                sh.state = State::done;
+                break;
+        }
+    }
+    activate(now);
+}
+
 uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
+    if (gates_ && gates_->generation() != gates_seen_) [[unlikely]]
+        apply_gates(now);
     if (now >= next_event_ || waits_on_streams_) activate(now);
     uint32_t n = 0;
     // The paced shares: what each has due, at most what is left of its count or burst.

@@ -19,6 +19,7 @@
 
 #include "worker/pacer.h"
 #include "packet/frame.h"
+#include "worker/flow_gates.h"
 #include "worker/tx_program.h"
 
 namespace lr::worker {
@@ -33,7 +34,9 @@ struct PlannedFrame {
 
 class StreamScheduler {
 public:
-    StreamScheduler(const TxProgram& p, uint32_t max_burst);
+    // `gates`: the streams start, pause and stop when a controller says (FlowGates); then no
+    // share starts on its own, and the scheduler is never done (the controller ends the trial).
+    StreamScheduler(const TxProgram& p, uint32_t max_burst, const FlowGates* gates = nullptr);
 
     // The trial starts at `now` (ns, the worker's burst clock).
     void start(uint64_t now);
@@ -42,8 +45,10 @@ public:
     // Frames planned but not taken by the device's buffers: their shares send them later (in
     // reverse order of planning: the last planned first).
     void unplan(const PlannedFrame* f, uint32_t n);
-    // Every share that ends has ended, and none runs until the trial ends.
-    bool done() const { return active_ends_ == 0 && !continuous_; }
+    // Every share that ends has ended, and none runs until the trial ends (never with gates).
+    bool done() const { return !gates_ && active_ends_ == 0 && !continuous_; }
+    // With gates: the start number a share last applied (FlowGates::share_done).
+    uint32_t start_number(uint32_t share) const { return st_[share].start_no; }
     // Nothing is due before this (ns): paced departures and starts; `now` when an unpaced
     // share is sending.
     uint64_t next_due(uint64_t now) const;
@@ -66,7 +71,8 @@ public:
     uint64_t record_version() const;
 
 private:
-    enum class State : uint8_t { waiting, active, gap, done };
+    // held: not started by its gate yet; paused: by its gate (FlowGates).
+    enum class State : uint8_t { waiting, active, gap, done, held, paused };
     struct Share {
         const StreamShare* def = nullptr;
         Pacer pacer;
@@ -82,6 +88,9 @@ private:
         uint32_t size_at = 0;  // random sizes: its counters in counts_
         bool paced = false;
         bool counted = false;  // it ends after `count` frames
+        uint32_t start_no = 0;   // gates: the start number applied
+        State resume_state = State::active;  // paused: what it was doing (active, waiting or gap)
+        uint64_t pause_left_ns = 0;          // paused while waiting or in a gap: the time that was left
     };
 
     // Per frame (inline): the share's next size, the frame itself, and whether the share stops.
@@ -144,6 +153,8 @@ private:
     }
     void activate(uint64_t now);
     void go(uint32_t s, uint64_t now);  // starts (or resumes after a gap) sending
+    void apply_gates(uint64_t now);     // the streams' commands changed (FlowGates)
+    void leave_lists(uint32_t s);       // out of paced_, the round robin and waiting_
     void revive(uint32_t s);            // unplan(): back to sending
     void rebuild_fill();
     void rebuild_next_event();
@@ -164,6 +175,8 @@ private:
     uint32_t active_ends_ = 0;          // shares with a count not yet done
     bool continuous_ = false;           // some share never ends
     uint64_t t0_ = 0;
+    const FlowGates* gates_ = nullptr;
+    uint32_t gates_seen_ = ~0u;         // the generation applied last
 };
 
 }  // namespace lr::worker

@@ -35,6 +35,18 @@ inline uint64_t replay_bytes(const TxProgram& p, const StreamShare& s, uint64_t 
     return over_replay(p, s, frames, [](const FrameTemplate& t) { return t.len + uint64_t{packet::kFcsLen}; });
 }
 
+// The bytes (FCS included) of the frames a share planned so far (the live views).
+inline uint64_t planned_bytes(const TxProgram& p, const StreamScheduler& sched, uint32_t s) {
+    const auto& d = p.shares[s];
+    if (d.replay) return replay_bytes(p, d, sched.planned(s));
+    uint64_t b = 0;
+    for (uint32_t z = 0; z < std::max<size_t>(1, d.sizes.size()); ++z) b += sched.planned_size(s, z) * d.sizes[z];
+    return b;
+}
+
+// A sender under gates sleeps no longer than this between looks at them.
+inline constexpr uint64_t kGateLookNs = 1'000'000;
+
 // The signed frames among them (records without room for the signature go unsigned): what
 // its signature id's receiver can expect.
 inline uint64_t replay_signed(const TxProgram& p, const StreamShare& s, uint64_t frames) {
@@ -49,7 +61,8 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
     const TxProgram& prog = *t.program;
     auto& c = *w.tx_counters;
     LoopFrame loop(w.ctl->stop_tx, w.yield_when_idle);
-    StreamScheduler sched(prog, t.burst);
+    FlowGates* const gates = w.ctl->gates;
+    StreamScheduler sched(prog, t.burst, gates);
     FrameComposer comp(prog, t.sign);
     stats::BurstClock clk;
     PlannedFrame plan[kMaxBurstFrames];  // on the stack: no allocation
@@ -59,7 +72,7 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
     sched.start(clk.now());
     uint64_t backpressure = 0, no_buffer = 0, pacing_seen = ~0ull;
     uint32_t live_seen = 0;
-    if (t.shares_live) t.shares_live->buf.assign(prog.shares.size(), 0);
+    if (t.shares_live) t.shares_live->buf.assign(prog.shares.size(), {});
     while (loop.running()) {
         loop.poll();
         ops.reclaim();
@@ -91,11 +104,13 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
         backpressure += x.partial;
         if (x.taken && t.departures) t.departures->burst(now, x.taken);
         if (t.shares_live && t.shares_live->asked(live_seen)) [[unlikely]] {  // the live views ask
-            for (uint32_t s = 0; s < prog.shares.size(); ++s) t.shares_live->buf[s] = sched.planned(s);
+            for (uint32_t s = 0; s < prog.shares.size(); ++s)
+                t.shares_live->buf[s] = {sched.planned(s), planned_bytes(prog, sched, s)};
             t.shares_live->answer(live_seen);
         }
         sched.for_each_newly_done([&](uint32_t s) {
             (*prog.progress)[prog.shares[s].stream].done_shares.fetch_add(1, std::memory_order_release);
+            if (gates) gates->share_done(prog.shares[s].stream, sched.start_number(s));
         });
         publish(c.packets, ops.confirmed());
         publish(c.bytes, ops.confirmed_bytes());
@@ -111,8 +126,10 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
         if (sched.done() && ops.held() == 0 && ops.confirmed() == ops.issued()) break;  // all sent and confirmed
         if (got == 0 && x.taken == 0) {
             const uint64_t due = sched.next_due(now);
+            // With gates a command may come at any time: look again within a millisecond.
+            const uint64_t wait = gates ? std::min<uint64_t>(due - now, kGateLookNs) : due - now;
             if (due > now && ops.held() == 0 && !sched.done())
-                detail::wait_for_departure(static_cast<int64_t>(due - now), w.yield_when_idle);
+                detail::wait_for_departure(static_cast<int64_t>(wait), w.yield_when_idle);
             else loop.idle();
         }
     }

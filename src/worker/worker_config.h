@@ -14,6 +14,7 @@
 #include "stats/counts_exchange.h"
 #include "stats/gaps.h"
 #include "stats/rx_measure.h"
+#include "worker/flow_gates.h"
 #include "worker/pacer.h"
 #include "worker/tx_program.h"
 
@@ -23,6 +24,9 @@ namespace lr::worker {
 struct RunControl {
     alignas(64) std::atomic<bool> stop_tx{false};
     alignas(64) std::atomic<bool> stop_rx{false};
+    // A controlled trial (`linerate serve`): streams start, pause and stop when the controller
+    // says, and senders run until stop_tx. Null otherwise.
+    FlowGates* gates = nullptr;
 };
 
 // What a worker does on its queue. Request/response and reflect serve a queue's TX and RX
@@ -50,7 +54,7 @@ struct TxSetup {
     // frame of the queue's largest size that the backend writes into every buffer once.
     std::shared_ptr<const TxProgram> program;
     std::vector<ShareSent>* shares_sent = nullptr;     // written once, when the worker ends
-    stats::CountsExchange<uint64_t>* shares_live = nullptr;  // each share's frames so far, when asked
+    stats::CountsExchange<stats::ShareLive>* shares_live = nullptr;  // each share's frames so far, when asked
 };
 
 struct RxSetup {

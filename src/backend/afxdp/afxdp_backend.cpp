@@ -81,8 +81,10 @@ public:
 private:
     void check_port(const Port& p) const;
     void choose_engines(const spec::RunSpec& spec, const backend::SessionLayout& layout);
+    std::string cannot_run(const spec::RunSpec& next) const override;
 
     const spec::RunSpec* spec_ = nullptr;
+    RxMatch match_;  // what the receive programs steer to the sockets
     backend::SessionLayout layout_;
     std::vector<Port> ports_;
     std::vector<backend::PortInfo> infos_;
@@ -131,6 +133,10 @@ RxMatch rx_match(const spec::RunSpec& spec) {
         if (st.replay) return RxMatch{};
         const uint32_t nflows = spec.stream_flows(st);
         (st.frame.l4 == packet::L4::udp ? m.udp : m.tcp) = true;
+        for (const auto& f : st.flow_frames) {  // flows given frame by frame
+            m.dst_port_lo = std::min(m.dst_port_lo, f.dst_port);
+            m.dst_port_hi = std::max(m.dst_port_hi, f.dst_port);
+        }
         const bool vary_dport = nflows > 1 && (st.vary & flow::vary_dst_port);
         m.dst_port_lo = std::min(m.dst_port_lo, st.frame.dst_port);
         m.dst_port_hi = std::max(m.dst_port_hi, static_cast<uint16_t>(vary_dport ? st.frame.dst_port + nflows - 1
@@ -138,6 +144,17 @@ RxMatch rx_match(const spec::RunSpec& spec) {
     }
     if (spec.reflect) m.udp = m.tcp = true;
     return m;
+}
+
+std::string AfxdpBackend::cannot_run(const spec::RunSpec& next) const {
+    const RxMatch m = rx_match(next);
+    const bool covered = (!m.udp || match_.udp) && (!m.tcp || match_.tcp) && m.dst_port_lo >= match_.dst_port_lo &&
+                         m.dst_port_hi <= match_.dst_port_hi && m.src_port_lo >= match_.src_port_lo &&
+                         m.src_port_hi <= match_.src_port_hi;
+    for (const auto& p : ports_)
+        if (p.nrx && !covered)
+            return fmt::format("the receive program on {} was set up for other protocols or ports", p.nd.name);
+    return {};
 }
 
 // --tx-engine auto: live frames for an unpaced sender-only run where the frames can be seen to
@@ -218,6 +235,7 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
 
     const XdpMode xmode = xdp_mode_of(spec.afxdp.xdp_mode);
     const RxMatch match = rx_match(spec);
+    match_ = match;
 
     XskConfig xc;
     xc.ring = spec.ring_size();
