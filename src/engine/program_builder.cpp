@@ -37,8 +37,7 @@ constexpr size_t kSizesWithTemplates = 16, kMaxSizeTemplates = 4096;
 void synthesized(const spec::RunSpec& spec, const spec::StreamSpec& st, uint32_t first_id,
                  const std::vector<uint32_t>& flows, worker::TxProgram& p, StreamShare& sh) {
     const bool sign = spec.stream_sig_level(st) != packet::SigLevel::none;
-    const uint32_t nflows = spec.stream_flows(st);
-    const auto specs = flow::make_flows(st.frame, nflows, nflows > 1 ? st.vary : 0);
+    const auto specs = spec.stream_flow_frames(st);
     const auto sizes = st.size.sizes();
     for (auto s : sizes) sh.sizes.push_back(static_cast<uint16_t>(s));
     // Rows: a few sizes (the IMIX family, short weight lists) get a template each, written as
@@ -167,16 +166,17 @@ TxPrograms build_programs(const spec::RunSpec& spec, const std::vector<SendingQu
             }
             sh.weight = r.weight;
             if (r.count) sh.count = st.replay ? *r.count : part_of(*r.count, qi, nq);
-            if (st.bursts) {
+            if (st.bursts || st.endless_bursts) {
                 sh.burst_frames = static_cast<uint32_t>(part_of(st.burst_frames, qi, nq));
-                sh.count = uint64_t{st.bursts} * sh.burst_frames;
+                sh.count = uint64_t{st.bursts} * sh.burst_frames;  // endless: 0, bursts until the trial ends
                 sh.burst_gap_ns = static_cast<uint64_t>(st.burst_gap_s * 1e9);
             }
             sh.delay_ns = static_cast<uint64_t>(st.delay_s * 1e9);
             sh.after = after;
             if (st.replay) sh.replay_loops = st.replay->loops;
             out.queue_pps[q] += sh.pacing.pps;
-            if (sh.count == 0 && r.count) {  // more queues than frames: this one sends none
+            if ((sh.count == 0 && r.count) || (st.endless_bursts && sh.burst_frames == 0)) {
+                // more queues than frames (or than a burst's frames): this one sends none
                 --(*out.progress)[s].shares;
                 continue;
             }

@@ -15,6 +15,8 @@ constexpr uint16_t kEtherIpv4 = 0x0800, kEtherIpv6 = 0x86dd, kTpid8021q = 0x8100
 constexpr uint8_t kProtoTcp = 6, kProtoUdp = 17;
 constexpr uint16_t kMaxVlanId = 4094;
 constexpr uint8_t kMaxPcp = 7;
+constexpr uint32_t kMaxFlowLabel = (1u << 20) - 1;
+constexpr uint16_t kIp4DontFragment = 0x4000;
 
 void put16(uint8_t* p, uint16_t v) {
     p[0] = static_cast<uint8_t>(v >> 8);
@@ -40,6 +42,9 @@ void validate(const FrameSpec& s) {
                          " are of different address families");
     if (s.vlan && *s.vlan > kMaxVlanId)
         throw UsageError("VLAN id " + to_string(*s.vlan) + " is out of range: must be 0.." + to_string(kMaxVlanId));
+    if (s.flow_label > kMaxFlowLabel)
+        throw UsageError("IPv6 flow label " + to_string(s.flow_label) + " is out of range: must be 0.." +
+                         to_string(kMaxFlowLabel));
     if (s.vlan_pcp > kMaxPcp)
         throw UsageError("VLAN priority " + to_string(s.vlan_pcp) + " is out of range: must be 0.." +
                          to_string(kMaxPcp));
@@ -105,15 +110,17 @@ std::vector<uint8_t> build_frame(const FrameSpec& s) {
     const uint8_t proto = s.l4 == L4::udp ? kProtoUdp : kProtoTcp;
     if (!v6) {
         ip[0] = 0x45;  // version 4, IHL 5
+        ip[1] = s.tos;
         put16(ip + 2, static_cast<uint16_t>(ip_len));
-        put16(ip + 6, 0x4000);  // DF, fragment offset 0 (identification stays 0)
+        put16(ip + 4, s.ip_id);
+        put16(ip + 6, s.dont_fragment ? kIp4DontFragment : 0);  // fragment offset 0
         ip[8] = s.ttl;
         ip[9] = proto;
         std::memcpy(ip + 12, s.src_ip.b.data(), 4);
         std::memcpy(ip + 16, s.dst_ip.b.data(), 4);
         put16(ip + 10, inet_checksum(ip, kIp4Len));
     } else {
-        put32(ip, 0x60000000u);  // version 6, traffic class 0, flow label 0
+        put32(ip, 6u << 28 | uint32_t{s.tos} << 20 | s.flow_label);  // version, traffic class, flow label
         put16(ip + 4, static_cast<uint16_t>(l4_len));
         ip[6] = proto;
         ip[7] = s.ttl;
@@ -121,7 +128,7 @@ std::vector<uint8_t> build_frame(const FrameSpec& s) {
         std::memcpy(ip + 24, s.dst_ip.b.data(), 16);
     }
 
-    // UDP or TCP SYN, checksummed over the pseudo-header, header and zero payload.
+    // UDP or TCP, checksummed over the pseudo-header, header and zero payload.
     uint8_t* l4 = ip + ip_hdr;
     put16(l4, s.src_port);
     put16(l4 + 2, s.dst_port);
@@ -133,8 +140,8 @@ std::vector<uint8_t> build_frame(const FrameSpec& s) {
     } else {
         put32(l4 + 4, s.tcp_seq);  // ack number stays 0
         l4[12] = 5 << 4;           // data offset 5 words, no options
-        l4[13] = 0x02;             // SYN only
-        put16(l4 + 14, 65535);     // window; urgent pointer stays 0
+        l4[13] = s.tcp_flags;
+        put16(l4 + 14, s.tcp_window);  // urgent pointer stays 0
         put16(l4 + 16, inet_checksum(l4, l4_len, pseudo));
     }
     return f;

@@ -1,4 +1,4 @@
-// Frame templates: Ethernet [+802.1Q] + IPv4/IPv6 + UDP/TCP(SYN), built once per flow.
+// Frame templates: Ethernet [+802.1Q] + IPv4/IPv6 + UDP/TCP, built once per flow.
 // Sizes are Ethernet frame sizes *including* the 4-byte FCS, which the NIC appends;
 // the bytes we build are therefore frame_size - 4 long.
 #pragma once
@@ -32,6 +32,15 @@ struct FrameSpec {
     uint16_t dst_port = 1024;
     uint8_t ttl = 1;  // TTL or hop limit
     uint32_t tcp_seq = 1;
+    uint8_t tos = 0;              // IPv4 TOS byte (DSCP << 2 | ECN) or IPv6 traffic class
+    uint32_t flow_label = 0;      // IPv6 flow label (20 bits)
+    uint8_t tcp_flags = 0x02;     // CWR ECE URG ACK PSH RST SYN FIN (bit 7 to 0): SYN
+    uint16_t tcp_window = 65535;
+    bool dont_fragment = true;    // IPv4 DF
+    uint16_t ip_id = 0;           // IPv4 identification
+    // A signed frame carries its run's identity in the IPv4 identification or the low 16 bits
+    // of the IPv6 flow label, and its signature in TCP's sequence, acknowledgement and urgent
+    // pointer (bpf/lr_wire.h): signing overwrites those values, and URG must stay unset.
 };
 
 // Header bytes before the L4 payload (Ethernet, optional VLAN, IP, L4).
@@ -43,7 +52,8 @@ inline unsigned payload_offset(const FrameSpec& s) { return header_len(s); }
 
 // Builds the frame (without FCS) with correct IPv4 header, UDP and TCP checksums.
 // Payload bytes are zero. Throws lr::UsageError if the spec is inconsistent
-// (size out of range, size too small for the headers, mixed address families, VLAN > 4094).
+// (size out of range, size too small for the headers, mixed address families, VLAN > 4094,
+// a flow label above 20 bits).
 std::vector<uint8_t> build_frame(const FrameSpec& s);
 
 }  // namespace lr::packet

@@ -1,6 +1,7 @@
 #include "report/console.h"
 
 #include "spec/rate.h"
+#include "spec/stream_spec.h"
 #include "stats/tsc_clock.h"
 
 #include <algorithm>
@@ -47,7 +48,7 @@ void print_streams(std::FILE* out, const result::TrialResult& r) {
         const auto num = [&](uint64_t x) { return s.measured ? fmt::format("{}", x) : std::string("-"); };
         const auto us = [&](double ns) { return s.latency.count ? fmt::format("{:.3f}", ns / 1e3) : std::string("-"); };
         fmt::print(out, "{:<16} {:>12} {:>14} {:>10.3f} {:>12} {:>10} {:>9} {:>9} {:>10} {:>10} {:>9}\n",
-                   s.name.substr(0, 16), s.sent, s.sent_bytes, s.tx_pps / 1e6, num(s.received), num(s.lost),
+                   spec::name_prefix(s.name, 16), s.sent, s.sent_bytes, s.tx_pps / 1e6, num(s.received), num(s.lost),
                    s.measured && s.sent > s.unsigned_sent
                        ? fmt::format("{:.4f}", 100.0 * s.lost / (s.sent - s.unsigned_sent))
                        : std::string("-"),

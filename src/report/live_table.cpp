@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "spec/rate.h"
+#include "spec/stream_spec.h"
 
 namespace lr::report {
 
@@ -91,8 +92,8 @@ void LiveTableSink::interval(const stats::IntervalRow& row) {
                             "1"));
         for (size_t i = 0; i < worst.size() && i < kWorstStreams; ++i) {
             const auto& st = worst[i];
-            const auto line = fmt::format("{:<16} {:>12} {:>12} {:>10} {:>9} {:>6}", st.name.substr(0, 16), st.sent,
-                                          st.received, st.gaps, st.reordered, st.duplicates);
+            const auto line = fmt::format("{:<16} {:>12} {:>12} {:>10} {:>9} {:>6}", spec::name_prefix(st.name, 16),
+                                          st.sent, st.received, st.gaps, st.reordered, st.duplicates);
             out.push_back(st.gaps ? paint(line, "33") : line);
         }
     }

@@ -42,7 +42,14 @@ uint32_t RunSpec::stream_flows(const StreamSpec& st) const {
             ports += st.ports.empty() || std::find(st.ports.begin(), st.ports.end(), p.port) != st.ports.end();
         return std::max(1u, ports);
     }
+    if (!st.flow_frames.empty()) return static_cast<uint32_t>(st.flow_frames.size());
     return st.flows ? st.flows : std::max(1u, stream_queues(st));
+}
+
+std::vector<packet::FrameSpec> RunSpec::stream_flow_frames(const StreamSpec& st) const {
+    if (!st.flow_frames.empty()) return st.flow_frames;
+    const uint32_t nflows = stream_flows(st);
+    return flow::make_flows(st.frame, nflows, nflows > 1 ? st.vary : 0);
 }
 
 uint32_t RunSpec::mix_flows() const {
@@ -231,18 +238,18 @@ void RunSpec::validate() const {
     validate_procedure();
 }
 
-void RunSpec::validate_stream(const StreamSpec& st) const {
-    // Messages name the option when the command line's options describe the one stream.
-    const std::string who = streams.empty() ? "" : fmt::format("stream {}: ", st.name);
-    const auto& f = st.frame;
-    if (!st.replay) {
-        // Frame consistency (sizes, families, VLAN) is checked by building it once, at both ends.
-        (void)packet::build_frame(f);
-        auto big = f;
-        big.frame_size = st.size.largest();
-        (void)packet::build_frame(big);
-    }
-    if (!force && !st.replay) {
+namespace {
+
+// A frame of a stream (its base, or one of its flow_frames) as the stream's checks see it:
+// buildable at the stream's smallest and largest sizes, addresses the run may send to.
+void check_stream_frame(const packet::FrameSpec& f, const StreamSpec& st, bool force, const std::string& who) {
+    // Frame consistency (sizes, families, VLAN) is checked by building it once, at both ends.
+    auto at = f;
+    at.frame_size = st.frame.frame_size;
+    (void)packet::build_frame(at);
+    at.frame_size = st.size.largest();
+    (void)packet::build_frame(at);
+    if (!force) {
         if (!packet::in_benchmark_range(f.dst_ip))
             throw UsageError(fmt::format(
                 "{}--dst-ip {} is outside the benchmarking ranges 198.18.0.0/15 and 2001:2::/48; "
@@ -252,13 +259,46 @@ void RunSpec::validate_stream(const StreamSpec& st) const {
             throw UsageError(fmt::format("{}--dst-mac {} is a multicast/broadcast address; pass --force to use it",
                                          who, f.dst_mac.str()));
     }
-    if (!st.replay && f.src_mac.is_multicast())
+    if (f.src_mac.is_multicast())
         throw UsageError(fmt::format("{}--src-mac {} is a multicast address", who, f.src_mac.str()));
+}
+
+// A stream's flow_frames share its base frame's layout: the signature's place and the frame
+// kind's smallest size are the base frame's.
+void check_flow_frames(const StreamSpec& st, const std::string& who) {
+    const auto kind = [](const packet::FrameSpec& f) {
+        return fmt::format("{}/{}{}", f.src_ip.v6 ? "IPv6" : "IPv4", f.l4 == packet::L4::udp ? "UDP" : "TCP",
+                           f.vlan ? " with VLAN" : "");
+    };
+    for (size_t i = 0; i < st.flow_frames.size(); ++i) {
+        const auto& g = st.flow_frames[i];
+        if (g.src_ip.v6 != st.frame.src_ip.v6 || g.l4 != st.frame.l4 || g.vlan.has_value() != st.frame.vlan.has_value())
+            throw UsageError(fmt::format("{}flow {} is {} but the stream's frame is {}: a stream's flows share one "
+                                         "frame kind",
+                                         who, i, kind(g), kind(st.frame)));
+    }
+}
+
+}  // namespace
+
+void RunSpec::validate_stream(const StreamSpec& st) const {
+    // Messages name the option when the command line's options describe the one stream.
+    const std::string who = streams.empty() ? "" : fmt::format("stream {}: ", st.name);
+    const auto& f = st.frame;
+    if (const auto why = stream_name_problem(st.name); !why.empty())
+        throw UsageError(fmt::format("{}: {}", st.origin(), why));
+    if (st.endless_bursts && (st.bursts || !st.burst_frames || st.count))
+        throw UsageError(fmt::format("{}endless bursts need burst frames, and neither a count nor a number of bursts",
+                                     who));
     if (st.replay) return;
+    check_stream_frame(f, st, force, who);
+    check_flow_frames(st, who);
+    for (const auto& g : st.flow_frames) check_stream_frame(g, st, force, who);
     const uint32_t nflows = stream_flows(st);
-    (void)flow::make_flows(f, nflows, nflows > 1 ? st.vary : 0);
+    (void)stream_flow_frames(st);
     // Every destination the flows walk through, not only the first, stays in the ranges.
-    if (!force && nflows > 1 && (st.vary & flow::vary_dst_ip) && !packet::in_benchmark_range(f.dst_ip.plus(nflows - 1)))
+    if (!force && st.flow_frames.empty() && nflows > 1 && (st.vary & flow::vary_dst_ip) &&
+        !packet::in_benchmark_range(f.dst_ip.plus(nflows - 1)))
         throw UsageError(fmt::format("{}--flows {} with --vary dst-ip walk from {} to {}, outside the benchmarking "
                                      "ranges 198.18.0.0/15 and 2001:2::/48; pass --force to send there anyway",
                                      who, nflows, f.dst_ip.str(), f.dst_ip.plus(nflows - 1).str()));
@@ -317,7 +357,7 @@ void RunSpec::validate_procedure_mix() const {
                                          who, name, what));
         };
         if (!st.after.empty()) refuse("after=");
-        if (st.bursts) refuse("bursts=");
+        if (st.bursts || st.endless_bursts) refuse("bursts=");
         if (st.count) refuse("count=");
         if (st.delay_s > 0) refuse("delay=");
         if (st.replay && st.replay->loops) refuse("a capture replayed a set number of times (loops=0 replays it over and over)");

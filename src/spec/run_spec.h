@@ -145,7 +145,11 @@ struct RunSpec {
     uint32_t stream_queues(const StreamSpec& st) const;
     // A stream's flows, each a signed stream id of its own: flows=, else one per queue it leaves by.
     // A replay: one per port it leaves by (each port sends the whole capture).
+    // A stream built with flow_frames has exactly those.
     uint32_t stream_flows(const StreamSpec& st) const;
+    // The frame of each of a synthesized stream's flows, in flow order: its flow_frames, or its
+    // base frame varied flow by flow (flow/flows.h). Throws UsageError as make_flows does.
+    std::vector<packet::FrameSpec> stream_flow_frames(const StreamSpec& st) const;
     // Signed stream ids over the whole mix (stream by stream, flow by flow).
     uint32_t mix_flows() const;
     // What a stream's frames carry: none when --no-signature or one of its frames has no room

@@ -195,8 +195,11 @@ nlohmann::json streams_json(const RunSpec& s) {
                {"pattern", st.pattern.str()},
                {"seed", st.seed},
                {"count", opt(st.count)},
-               {"bursts", st.bursts ? J{{"bursts", st.bursts}, {"frames", st.burst_frames}, {"gap_s", st.burst_gap_s}}
-                                    : J(nullptr)},
+               {"bursts", st.bursts || st.endless_bursts
+                              ? J{{"bursts", st.endless_bursts ? J(nullptr) : J(st.bursts)},  // null: until the trial ends
+                                  {"frames", st.burst_frames},
+                                  {"gap_s", st.burst_gap_s}}
+                              : J(nullptr)},
                {"delay_s", st.delay_s},
                {"after", st.after.empty() ? J(nullptr) : J(st.after)},
                {"ports", st.ports},

@@ -1,6 +1,8 @@
 #include "spec/stream_spec.h"
 
 #include <fmt/format.h>
+#include <string_view>
+#include <utility>
 
 #include "spec/parse.h"
 #include "util/error.h"
@@ -33,9 +35,53 @@ std::string StreamSpec::str() const {
                                  replay->path);
     if (count) s += fmt::format(", {} frames", *count);
     if (bursts) s += fmt::format(", {} bursts of {} every {}", bursts, burst_frames, format_duration(burst_gap_s));
+    if (endless_bursts) s += fmt::format(", bursts of {} every {}", burst_frames, format_duration(burst_gap_s));
     if (delay_s > 0) s += fmt::format(", starts at {}", format_duration(delay_s));
     if (!after.empty()) s += fmt::format(", after {}", after);
     return s;
+}
+
+namespace {
+
+// The code point of the UTF-8 sequence at s[i] and its length; length 0 when malformed
+// (truncated, overlong, a surrogate or above U+10FFFF).
+std::pair<uint32_t, size_t> utf8_at(std::string_view s, size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) return {c, 1};
+    const size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+    if (n == 0 || c > 0xf4 || i + n > s.size()) return {0, 0};
+    uint32_t cp = c & (0x7f >> n);
+    for (size_t k = 1; k < n; ++k) {
+        const auto t = static_cast<unsigned char>(s[i + k]);
+        if ((t & 0xc0) != 0x80) return {0, 0};
+        cp = cp << 6 | (t & 0x3f);
+    }
+    const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return {0, 0};
+    return {cp, n};
+}
+
+}  // namespace
+
+std::string stream_name_problem(std::string_view name) {
+    if (name.empty()) return "a stream needs a name";
+    if (name.size() > kMaxStreamNameBytes)
+        return fmt::format("a name of {} bytes is too long (at most {})", name.size(), kMaxStreamNameBytes);
+    for (size_t i = 0; i < name.size();) {
+        const auto [cp, n] = utf8_at(name, i);
+        if (n == 0) return fmt::format("byte {} of the name is not valid UTF-8", i);
+        if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
+            return fmt::format("the name has a control character (U+{:04X}) at byte {}", cp, i);
+        i += n;
+    }
+    return {};
+}
+
+std::string name_prefix(std::string_view name, size_t bytes) {
+    if (name.size() <= bytes) return std::string(name);
+    size_t n = bytes;
+    while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xc0) == 0x80) --n;  // a continuation byte
+    return std::string(name.substr(0, n));
 }
 
 StreamInput parse_stream_text(std::string_view text) {

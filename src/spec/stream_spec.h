@@ -55,7 +55,6 @@ struct StreamSpec {
     packet::FrameSpec frame;     // the template; frame.frame_size is the smallest size sent
     SizeSpec size;
     uint32_t flows = 1;          // distinct flows (one signed stream id each)
-    std::vector<packet::FrameSpec> flow_frames;  // non-empty: the flows' frames, in order (else made from `frame`)
     unsigned vary = 0;           // flow::VaryField bits
     std::optional<RateSpec> rate;  // its own rate (any unit; max: as fast as possible)
     std::optional<double> share;   // or its part of the port's frames (0..1)
@@ -65,11 +64,16 @@ struct StreamSpec {
     uint32_t bursts = 0;         // multi-burst: this many bursts of burst_frames frames...
     uint32_t burst_frames = 0;
     double burst_gap_s = 0;      // ...burst_gap_s apart (from one burst's last frame to the next's first)
+    bool endless_bursts = false; // or bursts of burst_frames frames, burst_gap_s apart, until the trial ends
     double delay_s = 0;          // starts this long after the trial starts
     std::string after;           // or once this stream has sent all it sends
     std::vector<std::string> ports;  // the TX ports it leaves by (empty: every --tx port)
     std::optional<Replay> replay;    // frames from a pcap file instead of the template
     std::string typed;           // the definition as given ("--stream ..." or "file:line:col")
+    // Built by code (an OTG flow): the stream's flows are exactly these frames, in this order
+    // (flow i is flow_frames[i]; `flows` and `vary` are not used). Each has `frame`'s address
+    // family, L4 and VLAN presence; `frame` stays the base that sizes and limits are checked on.
+    std::vector<packet::FrameSpec> flow_frames;
 
     bool ends() const { return count.has_value() || bursts > 0; }  // a continuous stream never does
     bool paced() const { return rate && rate->limited(); }
@@ -77,6 +81,13 @@ struct StreamSpec {
     // Where it was defined, for messages: its --stream text or file:line:col ("stream NAME" if neither).
     std::string origin() const { return typed.empty() ? "stream " + name : typed; }
 };
+
+// What is wrong with a stream name built by code (empty when nothing): any printable UTF-8,
+// 1 to kMaxStreamNameBytes bytes. The command line and profiles keep a stricter rule (name=).
+inline constexpr size_t kMaxStreamNameBytes = 256;
+std::string stream_name_problem(std::string_view name);
+// A name cut to at most `bytes` bytes without splitting a UTF-8 character (console tables).
+std::string name_prefix(std::string_view name, size_t bytes);
 
 // One key=value of a stream definition, with where it came from (a profile's file:line:col;
 // empty on the command line, where the whole --stream text is quoted instead).

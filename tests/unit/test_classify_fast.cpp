@@ -59,6 +59,11 @@ TEST(ClassifyFast, TakesUntaggedIpv4UdpAtEverySizeAndDeclinesTheRest) {
         EXPECT_EQ(check_agrees(f, wire_fixtures::kNonce, 3, false), -1) << size << ": stream out of range";
         EXPECT_EQ(check_agrees(f, wire_fixtures::kNonce ^ 1, 4, false), -1) << size << ": another run's";
     }
+    // A TOS byte and no DF (as OTG flows send by default) take the fast lane too.
+    auto dscp = spec(false, L4::udp, 128);
+    dscp.tos = 0xb8;
+    dscp.dont_fragment = false;
+    EXPECT_EQ(check_agrees(wire_fixtures::signed_frame(dscp), wire_fixtures::kNonce, 4, false), LR_OURS);
     // IPv6, TCP and a VLAN tag go to the general rules.
     EXPECT_EQ(check_agrees(wire_fixtures::signed_frame(spec(true, L4::udp, 128)), wire_fixtures::kNonce, 4, false), -1);
     EXPECT_EQ(check_agrees(wire_fixtures::signed_frame(spec(false, L4::tcp, 128)), wire_fixtures::kNonce, 4, false), -1);

@@ -170,6 +170,37 @@ TEST(Frame, VlanTagCarriesPcpAndVid) {
     EXPECT_EQ(get16(build_frame(s), 14), 0u);
 }
 
+TEST(Frame, HeaderFieldsBeyondTheDefaultsAreWrittenAndChecksumsHold) {
+    auto s = spec(128, L4::tcp);
+    EXPECT_EQ(build_frame(s)[14 + 1], 0u) << "defaults: TOS 0, DF, SYN, window 65535";
+    EXPECT_EQ(get16(build_frame(s), 14 + 6), 0x4000u);
+    EXPECT_EQ(build_frame(s)[34 + 13], 0x02u);
+    EXPECT_EQ(get16(build_frame(s), 34 + 14), 65535u);
+    s.tos = 0xb8;
+    s.dont_fragment = false;
+    s.ip_id = 0x1234;
+    s.tcp_flags = 0x18;
+    s.tcp_window = 512;
+    auto f = build_frame(s);
+    EXPECT_EQ(f[14 + 1], 0xb8u);
+    EXPECT_EQ(get16(f, 14 + 4), 0x1234u);
+    EXPECT_EQ(get16(f, 14 + 6), 0u) << "no DF, no fragment";
+    EXPECT_EQ(f[34 + 13], 0x18u);
+    EXPECT_EQ(get16(f, 34 + 14), 512u);
+    EXPECT_EQ(get16(f, 34 + 18), 0u) << "the urgent pointer stays 0";
+    expect_checksums_verify(f, false);
+
+    auto v6 = spec(128, L4::udp, true);
+    v6.tos = 0xb8;
+    v6.flow_label = 0xabcde;
+    f = build_frame(v6);
+    EXPECT_EQ(get16(f, 14), 0x6b8au) << "version 6, traffic class 0xb8, flow label's top nibble";
+    EXPECT_EQ(get16(f, 16), 0xbcdeu);
+    expect_checksums_verify(f, false);
+    v6.flow_label = 1u << 20;
+    EXPECT_EQ(error_of(v6), "IPv6 flow label 1048576 is out of range: must be 0..1048575");
+}
+
 TEST(Frame, RejectsInvalidSpecs) {
     EXPECT_EQ(error_of(spec(63, L4::udp)), "frame size 63 is out of range: must be between 64 and 9000 (incl. FCS)");
     EXPECT_EQ(error_of(spec(9001, L4::udp)),

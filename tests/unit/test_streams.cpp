@@ -348,6 +348,118 @@ TEST(StreamScheduler, FramesTheDeviceCouldNotTakeAreSentLaterWithTheirSizesAndFl
     EXPECT_TRUE(s.done());
 }
 
+TEST(StreamScheduler, EndlessBurstsKeepTheirGapsAndNeverEnd) {
+    // Bursts of 2 frames, 5 ms apart, with no count: burst after burst until the trial ends.
+    Prog g;
+    auto& c = g.add(0);
+    c.burst_frames = 2;
+    c.burst_gap_ns = 5'000'000;
+    c.weight = 1;
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    for (uint64_t burst = 0; burst < 100; ++burst) {
+        const uint64_t t = burst * 5'000'000;
+        EXPECT_EQ(drain(s, t, 64).size(), 2u) << "burst " << burst;
+        EXPECT_EQ(drain(s, t + 4'000'000, 64).size(), 0u) << "in the gap after burst " << burst;
+        EXPECT_EQ(s.next_due(t + 4'000'000), t + 5'000'000);
+        EXPECT_FALSE(s.done());
+    }
+    EXPECT_EQ(s.planned(0), 200u);
+    std::vector<uint32_t> done;
+    s.for_each_newly_done([&](uint32_t x) { done.push_back(x); });
+    EXPECT_TRUE(done.empty()) << "it never ends";
+}
+
+TEST(StreamPrograms, EndlessBurstsArePacedBurstsWithoutACount) {
+    auto spec = streams_spec({"size=128,rate=1kpps"});
+    auto& st = spec.streams[0];
+    st.endless_bursts = true;
+    st.burst_frames = 4;
+    st.burst_gap_s = 0.010;
+    spec.validate();
+    EXPECT_FALSE(st.ends());
+    const auto progs = engine::build_programs(spec, {{"a", 0}});
+    const auto& sh = progs.queues[0]->shares.at(0);
+    EXPECT_EQ(sh.count, 0u) << "no count: until the trial ends";
+    EXPECT_EQ(sh.burst_frames, 4u);
+    EXPECT_EQ(sh.burst_gap_ns, 10'000'000u);
+    // Paced at 1 kpps: 4 frames 1 ms apart, then the 10 ms gap, again and again.
+    worker::StreamScheduler s(*progs.queues[0], 64);
+    s.start(0);
+    std::vector<uint64_t> at;
+    for (uint64_t t = 0; t <= 1'000'000'000; t += 100'000)
+        for (size_t k = drain(s, t, 64).size(); k > 0; --k) at.push_back(t);
+    EXPECT_FALSE(s.done());
+    ASSERT_GT(at.size(), 200u) << "a second of bursts";
+    size_t in_burst = 1;
+    for (size_t i = 1; i < at.size(); ++i) {
+        if (at[i] - at[i - 1] >= 10'000'000) {
+            EXPECT_EQ(in_burst, 4u) << "frame " << i;
+            in_burst = 1;
+        } else {
+            ++in_burst;
+        }
+    }
+    // Given with a count, or without frames per burst, it is refused.
+    st.count = 100;
+    expect_usage([&] { spec.validate(); }, "endless bursts need burst frames");
+}
+
+TEST(StreamPrograms, FlowFramesAreTheStreamsFlowsInOrder) {
+    auto spec = streams_spec({"size=128"});
+    auto& st = spec.streams[0];
+    for (uint16_t i = 0; i < 3; ++i) {
+        auto f = st.frame;
+        f.src_port = static_cast<uint16_t>(5000 + 2 * i);
+        f.dst_ip = packet::parse_ip(i == 1 ? "198.18.0.9" : "198.18.0.2", "dst");
+        f.tos = static_cast<uint8_t>(i << 2);
+        st.flow_frames.push_back(f);
+    }
+    spec.validate();
+    EXPECT_EQ(spec.stream_flows(st), 3u);
+    EXPECT_EQ(spec.mix_flows(), 3u);
+    const auto progs = engine::build_programs(spec, {{"a", 0}});
+    const auto& p = *progs.queues[0];
+    const auto& sh = p.shares.at(0);
+    ASSERT_EQ(sh.flows, 3u);
+    ASSERT_EQ(sh.templates.size(), 3u) << "one size: a row of a template per flow";
+    for (uint16_t i = 0; i < 3; ++i) {
+        const auto& t = p.templates[sh.templates[i]];
+        const auto& b = t.bytes;
+        EXPECT_EQ(t.sig_id, i);
+        EXPECT_EQ(b[15], i << 2) << "flow " << i << ": its TOS";
+        EXPECT_EQ(b[33], i == 1 ? 9 : 2) << "flow " << i << ": its destination";
+        EXPECT_EQ(b[34] << 8 | b[35], 5000 + 2 * i) << "flow " << i << ": its source port";
+        const std::vector<uint8_t> frame(b.begin(), b.begin() + t.len);
+        test_support::expect_checksums_verify(frame, false);
+        EXPECT_EQ(packet::sig_classify(frame.data(), frame.size(), spec.nonce, spec.rx_streams()).stream, i);
+    }
+    // Flows of another frame kind than the stream's frame are refused.
+    st.flow_frames[1].l4 = packet::L4::tcp;
+    expect_usage([&] { spec.validate(); }, "stream s1: flow 1 is IPv4/TCP but the stream's frame is IPv4/UDP");
+}
+
+TEST(StreamSpec, NamesBuiltByCodeMayBeAnyPrintableText) {
+    auto spec = streams_spec({"size=128", "size=256"});
+    spec.streams[0].name = "flow p1->p2";
+    spec.streams[1].name = "débit \"max\", 100 %";
+    spec.validate();
+    spec.streams[1].name = std::string(256, 'x');
+    spec.validate();
+    spec.streams[1].name = std::string(257, 'x');
+    expect_usage([&] { spec.validate(); }, "a name of 257 bytes is too long (at most 256)");
+    spec.streams[1].name = "tab\there";
+    expect_usage([&] { spec.validate(); }, "control character (U+0009)");
+    spec.streams[1].name = "bad \xc3";
+    expect_usage([&] { spec.validate(); }, "not valid UTF-8");
+    spec.streams[1].name.clear();
+    expect_usage([&] { spec.validate(); }, "a stream needs a name");
+    // Tables show a name's first 16 bytes, never half a character.
+    EXPECT_EQ(spec::name_prefix("flow p1->p2", 16), "flow p1->p2");
+    EXPECT_EQ(spec::name_prefix("0123456789abcdeé", 16), "0123456789abcde");
+    EXPECT_EQ(spec::name_prefix("0123456789abcdef+", 16), "0123456789abcdef");
+}
+
 namespace {
 
 // Every frame the composer writes for a trial of `spec` (one sending queue), `n` frames of it,

@@ -67,6 +67,22 @@ inline std::vector<Fixture> all() {
     add("ours to another port", signed_frame(spec(false, L4::udp, 64, 53)), LR_OURS, true, true);
     auto odd = spec(false, L4::udp, 65);  // an odd L4 length: the last byte is half a word
     add("ipv4 udp 65 (odd length)", signed_frame(odd), LR_OURS, true, true);
+    // Header fields an OTG flow sets: TOS/DSCP, no DF, TCP flags other than SYN, a window, an
+    // IPv6 traffic class and the flow label's top bits (the low 16 carry the run identity).
+    auto dscp = spec(false, L4::udp, 128);
+    dscp.tos = 0xb8;
+    dscp.dont_fragment = false;
+    add("ipv4 udp tos 0xb8, no DF", signed_frame(dscp), LR_OURS, true, true);
+    auto ackpsh = spec(false, L4::tcp, 128);
+    ackpsh.tos = 0xb8;
+    ackpsh.dont_fragment = false;
+    ackpsh.tcp_flags = 0x18;  // ACK, PSH
+    ackpsh.tcp_window = 512;
+    add("ipv4 tcp ACK|PSH, window 512, tos 0xb8, no DF", signed_frame(ackpsh), LR_OURS, true, true);
+    auto tclass = spec(true, L4::udp, 128);
+    tclass.tos = 0xb8;
+    tclass.flow_label = 0xa0000;
+    add("ipv6 udp traffic class 0xb8, flow label 0xa0000", signed_frame(tclass), LR_OURS, true, true);
 
     // Another run's, and malformed ones of this run.
     add("another run's nonce", signed_frame(spec(false, L4::udp), 1, 0x5678'4321), LR_STALE, true, true);

@@ -131,16 +131,11 @@ RxMatch rx_match(const spec::RunSpec& spec) {
     m.dst_port_hi = 0;
     for (const auto& st : spec.mix()) {
         if (st.replay) return RxMatch{};
-        const uint32_t nflows = spec.stream_flows(st);
         (st.frame.l4 == packet::L4::udp ? m.udp : m.tcp) = true;
-        for (const auto& f : st.flow_frames) {  // flows given frame by frame
+        for (const auto& f : spec.stream_flow_frames(st)) {
             m.dst_port_lo = std::min(m.dst_port_lo, f.dst_port);
             m.dst_port_hi = std::max(m.dst_port_hi, f.dst_port);
         }
-        const bool vary_dport = nflows > 1 && (st.vary & flow::vary_dst_port);
-        m.dst_port_lo = std::min(m.dst_port_lo, st.frame.dst_port);
-        m.dst_port_hi = std::max(m.dst_port_hi, static_cast<uint16_t>(vary_dport ? st.frame.dst_port + nflows - 1
-                                                                                 : st.frame.dst_port));
     }
     if (spec.reflect) m.udp = m.tcp = true;
     return m;
