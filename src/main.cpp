@@ -7,6 +7,7 @@
 #include "cli/reflect_cmd.h"
 #include "cli/report_cmd.h"
 #include "cli/run_cmd.h"
+#include "cli/serve_cmd.h"
 #include "spec/options.h"
 #include "util/error.h"
 #ifdef LINERATE_HAVE_AFXDP
@@ -30,6 +31,8 @@ int main(int argc, char** argv) {
     reflect.add_to(app);
     lr::cli::ReportCommand report;
     report.add_to(app);
+    lr::cli::ServeCommand serve;
+    serve.add_to(app);
 #ifdef LINERATE_HAVE_AFXDP
     lr::cli::ProbeCommand probe;
     probe.add_to(app);
@@ -68,6 +71,7 @@ int main(int argc, char** argv) {
 #endif
         if (reflect.chosen()) return reflect.run();
         if (report.chosen()) return report.run();
+        if (serve.chosen()) return serve.run();
         if (run.chosen()) return run.run();
         if (check.chosen()) return check.run();
         for (auto& p : procedures)

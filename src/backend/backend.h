@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "spec/run_spec.h"
 #include "stats/snapshot.h"
+#include "util/error.h"
 #include "worker/worker_config.h"
 
 namespace lr::backend {
@@ -73,6 +75,13 @@ public:
     virtual std::string cannot_run(const spec::RunSpec& next) const {
         (void)next;
         return {};
+    }
+    // Takes a port's link down or up (OTG's port link state). Throws UsageError when the
+    // backend or the port's driver cannot, EnvError when the system refuses.
+    virtual void set_link(unsigned port_index, bool up) {
+        (void)port_index;
+        (void)up;
+        throw UsageError(fmt::format("the {} backend cannot set a port's link", name()));
     }
     // Stops ports and releases everything. Idempotent.
     virtual void close() = 0;

@@ -254,11 +254,20 @@ void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::S
     for (const auto& q : fin.queues) r.timeouts += q.timeouts;
     if (spec.rx_enabled() && spec.signed_frames() && !spec.reflect)
         r.flows = merge_flows(tx, rx, spec.tx_enabled(), r.violations);
-    for (const auto* x : rx)
-        for (auto& f : x->capture.frames()) r.captured.push_back(std::move(f));
-    for (const auto& t : tx)
-        if (t.capture)
-            for (auto& f : t.capture->frames()) r.captured.push_back(std::move(f));
+    // Each queue's frames, with its port: RX queues in the order of their slots, as `rx`.
+    std::vector<unsigned> rx_ports, tx_ports;
+    for (const auto& id : r.ids) (id.dir == Dir::rx ? rx_ports : tx_ports).push_back(id.port_index);
+    for (size_t k = 0; k < rx.size(); ++k)
+        for (auto& f : rx[k]->capture.frames()) {
+            f.port_index = k < rx_ports.size() ? rx_ports[k] : 0;
+            r.captured.push_back(std::move(f));
+        }
+    for (size_t k = 0; k < tx.size(); ++k)
+        if (tx[k].capture)
+            for (auto& f : tx[k].capture->frames()) {
+                f.port_index = k < tx_ports.size() ? tx_ports[k] : 0;
+                r.captured.push_back(std::move(f));
+            }
     std::stable_sort(r.captured.begin(), r.captured.end(),
                      [](const stats::CapturedFrame& a, const stats::CapturedFrame& b) { return a.ts_ns < b.ts_ns; });
     for (const auto& st : r.flows)

@@ -55,6 +55,7 @@ result::TrialResult Session::run_trial(const spec::TrialSpec& t, result::Sink& s
     s.validate();
     s.line_rate_bps = line_rate_bps();
     s.rate_pps = rate_pps(t);
+    s.capture_remaining = spec_.capture_path.empty() ? 0 : spec_.capture_count - captured_;
     return run(s, sink, planned, why, nullptr);
 }
 
@@ -63,6 +64,7 @@ result::TrialResult Session::run_controlled_trial(TrialControl& control, result:
     s.line_rate_bps = line_rate_bps();
     s.rate_pps = 0;  // each stream keeps its own rate; the trial as a whole is not judged on one
     s.count.reset();
+    s.capture_remaining = spec_.capture_path.empty() ? 0 : spec_.capture_count;  // each trial its own capture
     return run(s, sink, 0, {}, &control);
 }
 
@@ -82,12 +84,11 @@ void Session::set_streams(std::vector<spec::StreamSpec> streams) {
 result::TrialResult Session::run(const spec::RunSpec& s, result::Sink& sink, unsigned planned, const std::string& why,
                                  TrialControl* control) {
     spec::RunSpec spec = s;
-    spec.capture_remaining = spec_.capture_path.empty() ? 0 : spec_.capture_count - captured_;
     if (trials_ > 0) settle();
     sink.trial_started({trials_, planned, &spec, why});
     auto r = engine::run_trial(*be_, spec, layout_, slots_, trials_, sink, control);
     // Each queue kept up to what remained: the file takes the first of them, by time.
-    captured_ += static_cast<uint32_t>(std::min<size_t>(r.captured.size(), spec.capture_remaining));
+    if (!control) captured_ += static_cast<uint32_t>(std::min<size_t>(r.captured.size(), spec.capture_remaining));
     ++trials_;
     last_trial_end_ = std::chrono::steady_clock::now();
     sink.trial_finished(r);

@@ -70,6 +70,8 @@ public:
     // "64 B", "--size imix", "the mix of 3 streams": what a procedure's row measured.
     std::string size_label(unsigned frame_size) const;
     const std::vector<backend::PortInfo>& ports() const { return be_->ports(); }
+    // A port's link down or up (Backend::set_link), by its index in ports().
+    void set_link(unsigned port_index, bool up) { be_->set_link(port_index, up); }
     // Host, linerate and backend facts for the report's "environment".
     nlohmann::json environment() const;
     // What the backend's trials still need once the ports are open (Backend::capabilities_after_setup).

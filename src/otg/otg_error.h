@@ -17,6 +17,9 @@ struct Refusal {
 class OtgError : public std::exception {
 public:
     explicit OtgError(std::vector<Refusal> refusals, int http_status = 400);
+    // One refusal.
+    OtgError(std::string path, std::string message, int http_status = 400)
+        : OtgError(std::vector<Refusal>{{std::move(path), std::move(message)}}, http_status) {}
     const std::vector<Refusal>& refusals() const { return refusals_; }
     int http_status() const { return http_status_; }
     // One "path: message" line per refusal, joined by newlines.

@@ -43,6 +43,10 @@ std::vector<GaugeValue> stream_values(const std::vector<result::StreamLive>& str
         out.push_back({"linerate_stream_packets", {{"stream", s.name}, {"direction", "tx"}}, static_cast<double>(s.sent)});
         out.push_back({"linerate_stream_packets", {{"stream", s.name}, {"direction", "rx"}}, static_cast<double>(s.received)});
         out.push_back({"linerate_stream_sequence_gaps", {{"stream", s.name}}, static_cast<double>(s.gaps)});
+        const std::pair<const char*, uint64_t> classes[] = {
+            {"reordered", s.reordered}, {"duplicate", s.duplicates}, {"late", s.late}};
+        for (const auto& [cls, n] : classes)
+            out.push_back({"linerate_stream_frames", {{"stream", s.name}, {"class", cls}}, static_cast<double>(n)});
     };
     for (const auto& s : streams) {
         if (s.index < kMaxStreamSeries) {
@@ -53,6 +57,9 @@ std::vector<GaugeValue> stream_values(const std::vector<result::StreamLive>& str
         other.sent += s.sent;
         other.received += s.received;
         other.gaps += s.gaps;
+        other.reordered += s.reordered;
+        other.duplicates += s.duplicates;
+        other.late += s.late;
     }
     if (others) add(other);
     return out;

@@ -6,6 +6,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
 
 #include "report/metric_values.h"
 #include "spec/parse.h"
@@ -30,6 +31,15 @@ MetricsSink::MetricsSink(const std::string& listen) {
     } catch (const std::exception& e) {
         throw EnvError(fmt::format("couldn't serve metrics on {}: {}", address_, e.what()));
     }
+    build_families();
+    exposer_->RegisterCollectable(registry_);
+}
+
+MetricsSink::MetricsSink() { build_families(); }
+
+std::string MetricsSink::exposition() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
+
+void MetricsSink::build_families() {
     registry_ = std::make_shared<prometheus::Registry>();
     using namespace prometheus;
     packets_ = &BuildCounter().Name("linerate_packets_total").Help("Packets per port, queue and direction: TX as the "
@@ -61,8 +71,9 @@ MetricsSink::MetricsSink(const std::string& listen) {
         "stream=\"other\"").Register(*registry_);
     stream_gaps_ = &BuildGauge().Name("linerate_stream_sequence_gaps").Help(
         "A stream's frames missing from its receivers' sequences now (running loss)").Register(*registry_);
+    stream_frames_ = &BuildCounter().Name("linerate_stream_frames_total").Help(
+        "A stream's received frames by class: reordered, duplicate, late (the same 100 streams by name)").Register(*registry_);
     for (auto* g : {rate_pps_, rate_bps_, lost_, latency_, info_}) gauges_[g->GetName()] = g;
-    exposer_->RegisterCollectable(registry_);
 }
 
 namespace {
@@ -130,6 +141,8 @@ void MetricsSink::streams_live(const std::vector<result::StreamLive>& v) {
     for (const auto& g : stream_values(v)) {
         if (g.name == "linerate_stream_packets")
             add(*stream_packets_, g.labels, static_cast<uint64_t>(g.value), last_[key_of(*stream_packets_, g.labels)]);
+        else if (g.name == "linerate_stream_frames")
+            add(*stream_frames_, g.labels, static_cast<uint64_t>(g.value), last_[key_of(*stream_frames_, g.labels)]);
         else
             stream_gaps_->Add(g.labels).Set(g.value);
     }

@@ -27,6 +27,10 @@ public:
     // listen: "PORT" (loopback) or "ADDR:PORT". Throws UsageError for a bad value, EnvError
     // when it cannot listen.
     explicit MetricsSink(const std::string& listen);
+    // No server of its own: another one serves exposition() (`linerate serve`'s /metrics).
+    MetricsSink();
+    // The registry in Prometheus' text format.
+    std::string exposition() const;
     ~MetricsSink() override;
     void trial_started(const result::TrialStart& t) override;
     void snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s) override;
@@ -42,7 +46,8 @@ private:
     std::string address_;
     std::unique_ptr<prometheus::Exposer> exposer_;
     std::shared_ptr<prometheus::Registry> registry_;
-    prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_, *stream_packets_;
+    void build_families();
+    prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_, *stream_packets_, *stream_frames_;
     prometheus::Family<prometheus::Gauge>* stream_gaps_;
     prometheus::Family<prometheus::Gauge>*rate_pps_, *rate_bps_, *lost_, *latency_, *trials_, *info_;
     prometheus::Family<prometheus::Histogram>* latency_hist_;

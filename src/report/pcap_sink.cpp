@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fmt/format.h>
@@ -10,6 +11,49 @@
 #include "util/error.h"
 
 namespace lr::report {
+namespace {
+
+// The frames carry CLOCK_MONOTONIC times; a pcap wants wall-clock ones.
+int64_t realtime_minus_monotonic_ns() {
+    timespec mono{}, real{};
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    clock_gettime(CLOCK_REALTIME, &real);
+    return (int64_t(real.tv_sec) - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+}
+
+void dump(pcap_dumper_t* d, const stats::CapturedFrame& f, int64_t offset) {
+    const int64_t ts = static_cast<int64_t>(f.ts_ns) + offset;
+    pcap_pkthdr h{};
+    h.ts.tv_sec = ts / 1000000000LL;
+    h.ts.tv_usec = (ts % 1000000000LL) / 1000;
+    h.caplen = static_cast<bpf_u_int32>(f.bytes.size());
+    h.len = f.orig_len;
+    pcap_dump(reinterpret_cast<u_char*>(d), &h, f.bytes.data());
+}
+
+}  // namespace
+
+std::string pcap_file_bytes(const std::vector<stats::CapturedFrame>& frames) {
+    char* buf = nullptr;
+    size_t len = 0;
+    std::FILE* mem = open_memstream(&buf, &len);
+    if (!mem) throw EnvError(fmt::format("couldn't make a pcap in memory: {}", std::strerror(errno)));
+    pcap_t* p = pcap_open_dead(DLT_EN10MB, 65535);
+    pcap_dumper_t* d = p ? pcap_dump_fopen(p, mem) : nullptr;
+    if (!d) {
+        if (p) pcap_close(p);
+        std::fclose(mem);
+        std::free(buf);
+        throw EnvError("couldn't start a pcap writer");
+    }
+    const int64_t offset = realtime_minus_monotonic_ns();
+    for (const auto& f : frames) dump(d, f, offset);
+    pcap_dump_close(d);  // closes `mem`: buf and len hold the file
+    pcap_close(p);
+    std::string out(buf, len);
+    std::free(buf);
+    return out;
+}
 
 PcapSink::PcapSink(const std::string& path, uint32_t max_frames) : max_(max_frames), path_(path) {
     pcap_ = pcap_open_dead(DLT_EN10MB, 65535);
@@ -29,22 +73,12 @@ PcapSink::~PcapSink() {
 
 uint32_t PcapSink::write(const std::vector<stats::CapturedFrame>& frames) {
     if (!error_.empty()) return 0;
-    // The frames carry CLOCK_MONOTONIC times; a pcap wants wall-clock ones.
-    timespec mono{}, real{};
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    clock_gettime(CLOCK_REALTIME, &real);
-    const int64_t offset = (int64_t(real.tv_sec) - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+    const int64_t offset = realtime_minus_monotonic_ns();
     uint32_t n = 0;
     errno = 0;
     for (const auto& f : frames) {
         if (written_ >= max_) break;
-        const int64_t ts = static_cast<int64_t>(f.ts_ns) + offset;
-        pcap_pkthdr h{};
-        h.ts.tv_sec = ts / 1000000000LL;
-        h.ts.tv_usec = (ts % 1000000000LL) / 1000;
-        h.caplen = static_cast<bpf_u_int32>(f.bytes.size());
-        h.len = f.orig_len;
-        pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, f.bytes.data());
+        dump(dumper_, f, offset);
         ++written_;
         ++n;
     }

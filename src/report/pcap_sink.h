@@ -17,6 +17,10 @@ typedef struct pcap_dumper pcap_dumper_t;
 
 namespace lr::report {
 
+// A whole pcap file (libpcap's writer, Ethernet, microsecond times) of `frames`, in memory:
+// what the OTG server hands back for a capture. Throws EnvError when libpcap cannot write it.
+std::string pcap_file_bytes(const std::vector<stats::CapturedFrame>& frames);
+
 class PcapSink final : public result::Sink {
 public:
     // Throws EnvError when the file cannot be created.

@@ -18,7 +18,8 @@ namespace lr::spec::option_rows {
 using J = nlohmann::json;
 using Values = std::vector<std::string>;
 constexpr unsigned kRun = unsigned(Command::run), kReflect = unsigned(Command::reflect),
-                   kProc = unsigned(Command::procedure), kAll = kRun | kReflect | kProc, kMeasure = kRun | kProc;
+                   kProc = unsigned(Command::procedure), kAll = kRun | kReflect | kProc, kMeasure = kRun | kProc,
+                   kServe = unsigned(Command::serve);
 
 inline const std::string& one(const Values& v) { return v.back(); }  // a repeated single option: the last wins
 

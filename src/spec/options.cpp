@@ -518,6 +518,7 @@ void apply_all(Draft& d, const OptionValues& given, Command cmd, const OptionOri
             throw OptionError(fmt::format("{}--{} does not apply to {}", prefix, name,
                                           cmd == Command::run       ? "run"
                                           : cmd == Command::reflect ? "reflect"
+                                          : cmd == Command::serve   ? "serve"
                                                                     : "the procedures"));
         throw OptionError(fmt::format("{}unknown option \"{}\"", prefix, name));
     }
@@ -610,8 +611,21 @@ void finalize(Draft& d) {
 
 }  // namespace
 
+// The options `serve` takes: the backend, its ports' settings and tuning, and what every trial
+// of its sessions shares. Frames, rates and durations come from each OTG configuration.
+std::vector<OptionDef> with_serve_rows(std::vector<OptionDef> t) {
+    static constexpr std::string_view kServeOptions[] = {
+        "backend", "xdp-mode", "xsk-mode", "cpus",  "ring-pair", "eal",      "nonce",       "line-rate",
+        "catch-up", "sender-nice", "interval", "drain", "settle", "stall-timeout", "force", "burst",
+        "descriptors", "mbufs", "quiet", "capture-count"};
+    for (auto& row : t)
+        for (auto n : kServeOptions)
+            if (row.name == n) row.commands |= kServe;
+    return t;
+}
+
 const std::vector<OptionDef>& option_table() {
-    static const std::vector<OptionDef> t = make_table();
+    static const std::vector<OptionDef> t = with_serve_rows(make_table());
     return t;
 }
 
@@ -663,6 +677,19 @@ Draft build_reflect_draft(const OptionValues& given) {
     s.nonce_given = true;
     s.validate();
     return d;
+}
+
+RunSpec build_serve_spec(const OptionValues& given) {
+    Draft d;
+    apply_all(d, given, Command::serve);
+    check_backend_support(given, d.spec.backend, Command::serve);
+    auto& s = d.spec;
+    resolve_frame(d, s.notes);
+    if (const auto physical = spec_ceiling(0, 1); s.line_rate_bps > physical.bps)
+        throw_invalid("--line-rate", d.line_rate_typed, "more than " + physical.source);
+    s.nonce_given = d.nonce_given;
+    if (!d.nonce_given) s.nonce = static_cast<uint32_t>(std::random_device{}());
+    return s;
 }
 
 nlohmann::json spec_json(const RunSpec& s) {

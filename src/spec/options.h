@@ -19,7 +19,8 @@
 namespace lr::spec {
 
 // procedure: sweep, throughput, latency, frame-loss and back-to-back (and profiles that name one).
-enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1, procedure = 1u << 2 };
+// serve: the OTG server's backend and tuning options, which every configuration's session uses.
+enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1, procedure = 1u << 2, serve = 1u << 3 };
 
 // A RunSpec being built, with the values whose defaults depend on other options kept
 // apart until every option has been read.
@@ -83,6 +84,9 @@ RunSpec build_run_spec(const OptionValues& given, Procedure kind = Procedure::ru
                        const OptionOrigins* origins = nullptr, const std::vector<StreamInput>* streams = nullptr);
 // The reflect command's options (the draft's reflect fields and, for afxdp/dpdk, its spec).
 Draft build_reflect_draft(const OptionValues& given);
+// The serve command's options: a spec without ports or streams (each OTG configuration adds
+// its own), its backend, tuning and run settings checked. Throws UsageError.
+RunSpec build_serve_spec(const OptionValues& given);
 
 // The streams of a spec as the JSON "spec" section gives them (the one stream without --stream).
 nlohmann::json streams_json(const RunSpec& s);

@@ -17,6 +17,7 @@ struct CapturedFrame {
     uint64_t ts_ns = 0;     // the receive burst's clock (CLOCK_MONOTONIC ns)
     uint32_t orig_len = 0;  // the frame's length (without FCS)
     std::vector<uint8_t> bytes;
+    unsigned port_index = 0;  // the port whose queue kept it (the session's port list)
 };
 
 class FrameCapture {
@@ -47,7 +48,7 @@ public:
         out.reserve(count_);
         for (uint32_t i = 0; i < count_; ++i) {
             const uint8_t* p = &pool_[size_t(i) * snap_];
-            out.push_back({hdr_[i].ts, hdr_[i].len, std::vector<uint8_t>(p, p + hdr_[i].cap)});
+            out.push_back({hdr_[i].ts, hdr_[i].len, std::vector<uint8_t>(p, p + hdr_[i].cap), 0});
         }
         return out;
     }

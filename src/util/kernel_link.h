@@ -11,6 +11,10 @@ namespace lr::util {
 std::optional<bool> kernel_carrier(const std::string& ifname);
 std::optional<bool> kernel_carrier(unsigned ifindex);
 
+// Sets an interface administratively up or down (CAP_NET_ADMIN). Throws EnvError naming the
+// interface and the reason.
+void set_kernel_link(const std::string& ifname, bool up);
+
 // One counter from /sys/class/net/IF/statistics/NAME (rx_dropped, tx_packets...), nullopt if
 // unreadable.
 std::optional<uint64_t> kernel_stat(const std::string& ifname, const char* name);

@@ -82,6 +82,10 @@ private:
     void check_port(const Port& p) const;
     void choose_engines(const spec::RunSpec& spec, const backend::SessionLayout& layout);
     std::string cannot_run(const spec::RunSpec& next) const override;
+    void set_link(unsigned port_index, bool up) override {
+        if (port_index >= ports_.size()) throw UsageError(fmt::format("no port {}", port_index));
+        util::set_kernel_link(ports_[port_index].nd.name, up);
+    }
 
     const spec::RunSpec* spec_ = nullptr;
     RxMatch match_;  // what the receive programs steer to the sockets

@@ -87,6 +87,7 @@ public:
     nlohmann::json environment() const override;
     // A PMD over a kernel interface (net_af_xdp) detaches its XDP program when it closes.
     std::vector<int> capabilities_after_setup() const override { return {CAP_NET_ADMIN}; }
+    void set_link(unsigned port_index, bool up) override;
     void close() override;
 
 private:
@@ -368,6 +369,16 @@ void DpdkBackend::start(const std::vector<worker::WorkerConfig>& workers) {
 void DpdkBackend::join() {
     if (launched_) rte_eal_mp_wait_lcore();
     launched_ = false;
+}
+
+void DpdkBackend::set_link(unsigned i, bool up) {
+    if (i >= ports_.size()) throw UsageError(fmt::format("no port {}", i));
+    const auto& p = ports_[i].info;
+    const int r = up ? rte_eth_dev_set_link_up(p.id) : rte_eth_dev_set_link_down(p.id);
+    if (r == -ENOTSUP)
+        throw UsageError(fmt::format("port {} ({}) cannot set its link {}: its driver does not support it", p.name,
+                                     p.driver, up ? "up" : "down"));
+    if (r != 0) throw EnvError(fmt::format("couldn't set port {} {}: {}", p.name, up ? "up" : "down", errstr(r)));
 }
 
 stats::PortSample DpdkBackend::port_sample(unsigned i) const {

@@ -1,0 +1,75 @@
+#include "cli/serve_cmd.h"
+
+#include <chrono>
+#include <fmt/format.h>
+#include <thread>
+
+#include "backend/backend.h"
+#include "engine/interrupt.h"
+#include "otg/http_server.h"
+#include "otg/procedure_endpoint.h"
+#include "otg/traffic_service.h"
+#include "report/metrics.h"
+#include "spec/parse.h"
+#include "util/error.h"
+
+namespace lr::cli {
+
+void ServeCommand::add_to(CLI::App& app) {
+    app_ = app.add_subcommand("serve", "Serve the Open Traffic Generator (OTG) API: snappi scripts drive linerate");
+    app_->footer(fmt::format(R"(An OTG server (API {}, the version snappi {} speaks) on --listen: POST /config, /control/state,
+/monitor/metrics, /monitor/capture and GET /capabilities/version; Prometheus at /metrics;
+linerate's extensions under /linerate/ (docs/otg.md). A port's location names a port of the
+backend, as --tx or --rx would (an interface for afxdp, a DPDK device for dpdk).
+
+Example:
+  linerate serve --backend afxdp
+  python3 -c 'import snappi; api = snappi.api(location="http://127.0.0.1:8443"); ...'
+
+Listens on loopback unless told otherwise; plain HTTP unless --tls or --tls-cert/--tls-key.
+Exit codes: 0 stopped by a signal, 2 usage error, 3 environment error (the address is in use).)",
+                             otg::kOtgApiVersion, otg::kOtgApiVersion));
+    app_->add_option("--listen", listen_, "ADDR:PORT (or PORT, on loopback) to serve on")->capture_default_str();
+    app_->add_flag("--tls", tls_, "HTTPS with a self-signed certificate made at start (snappi does not check it)");
+    app_->add_option("--tls-cert", tls_cert_, "HTTPS with this certificate (PEM)")->check(CLI::ExistingFile);
+    app_->add_option("--tls-key", tls_key_, "and this private key (PEM)")->check(CLI::ExistingFile);
+    opts_.bind(*app_, spec::Command::serve);
+}
+
+int ServeCommand::run() {
+    const auto given = opts_.given();
+    const auto base = spec::build_serve_spec(given);
+    if (tls_cert_.empty() != tls_key_.empty()) throw UsageError("--tls-cert and --tls-key go together");
+    if (tls_ && !tls_cert_.empty()) throw UsageError("--tls makes its own certificate: give it or --tls-cert/--tls-key");
+    const auto where = spec::parse_listen(listen_, "--listen");
+    otg::ServerOptions so;
+    so.host = where.host;
+    so.port = where.port;
+    so.tls_cert = tls_cert_;
+    so.tls_key = tls_key_;
+    so.tls_self_signed = tls_;
+    so.log_requests = !base.quiet;
+    engine::install_interrupt_handlers();
+    report::MetricsSink metrics;
+    otg::TrafficService service(base, backend::make_backend, {&metrics});
+    otg::HttpServer http(
+        service, [&] { return metrics.exposition(); },
+        [&](const std::string& body) { return otg::run_procedure_profile(body, given, &metrics); }, so);
+    http.bind();
+    fmt::print("linerate serve: OTG API {} at {} ({} backend); snappi: snappi.api(location=\"{}\")\n",
+               otg::kOtgApiVersion, http.url(), spec::to_string(base.backend), http.url());
+    std::fflush(stdout);
+    // A signal ends the server: the running traffic stops and drains, the ports close.
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+        while (!done && !engine::interrupt_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        http.stop();
+    });
+    http.serve();
+    done = true;
+    watcher.join();
+    fmt::print("linerate serve: stopped\n");
+    return 0;
+}
+
+}  // namespace lr::cli
