@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates the generated parts of the docs from the binary: the option references in
-docs/usage.md (`linerate options run|reflect|procedures`) and the stream keys in
-docs/streams.md (`linerate options stream`). The unit tests fail when they differ.
+docs/usage.md (`linerate options run|reflect|procedures`), the stream keys in
+docs/streams.md (`linerate options stream`) and the server's options in docs/otg.md
+(`linerate options serve`). The unit tests fail when they differ.
 
     python3 scripts/regen_docs.py [build/src/linerate]
 """
@@ -28,7 +29,7 @@ def regen(doc, name):
     return True
 
 
-for doc, names in (("usage.md", ("run", "reflect", "procedures")), ("streams.md", ("stream",))):
+for doc, names in (("usage.md", ("run", "reflect", "procedures")), ("streams.md", ("stream",)), ("otg.md", ("serve",))):
     for n in names:
         if os.path.exists(os.path.join(ROOT, "docs", doc)):
             print(f"{doc}: {n}: {'regenerated' if regen(doc, n) else 'no markers'}")

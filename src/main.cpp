@@ -41,8 +41,9 @@ int main(int argc, char** argv) {
     std::string options_of = "run";
     auto* options = app.add_subcommand("options", "Print the option reference of a command as Markdown (docs/usage.md)");
     options->add_option("command", options_of,
-                        "run, reflect, procedures (the options only the procedures take) or stream (the keys of --stream)")
-        ->check(CLI::IsMember({"run", "reflect", "procedures", "stream"}));
+                        "run, reflect, procedures (the options only the procedures take), serve or stream (the keys of "
+                        "--stream)")
+        ->check(CLI::IsMember({"run", "reflect", "procedures", "serve", "stream"}));
 
     try {
         app.parse(argc, argv);
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
         if (options->parsed()) {
             fmt::print("{}", lr::spec::options_markdown(options_of == "run"       ? lr::spec::Command::run
                                                         : options_of == "reflect" ? lr::spec::Command::reflect
+                                                        : options_of == "serve"   ? lr::spec::Command::serve
                                                                                   : lr::spec::Command::procedure));
             return 0;
         }

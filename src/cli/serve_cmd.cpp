@@ -29,25 +29,20 @@ Example:
 Listens on loopback unless told otherwise; plain HTTP unless --tls or --tls-cert/--tls-key.
 Exit codes: 0 stopped by a signal, 2 usage error, 3 environment error (the address is in use).)",
                              otg::kOtgApiVersion, otg::kOtgApiVersion));
-    app_->add_option("--listen", listen_, "ADDR:PORT (or PORT, on loopback) to serve on")->capture_default_str();
-    app_->add_flag("--tls", tls_, "HTTPS with a self-signed certificate made at start (snappi does not check it)");
-    app_->add_option("--tls-cert", tls_cert_, "HTTPS with this certificate (PEM)")->check(CLI::ExistingFile);
-    app_->add_option("--tls-key", tls_key_, "and this private key (PEM)")->check(CLI::ExistingFile);
     opts_.bind(*app_, spec::Command::serve);
 }
 
 int ServeCommand::run() {
     const auto given = opts_.given();
-    const auto base = spec::build_serve_spec(given);
-    if (tls_cert_.empty() != tls_key_.empty()) throw UsageError("--tls-cert and --tls-key go together");
-    if (tls_ && !tls_cert_.empty()) throw UsageError("--tls makes its own certificate: give it or --tls-cert/--tls-key");
-    const auto where = spec::parse_listen(listen_, "--listen");
+    const auto serve = spec::build_serve_spec(given);
+    const auto& base = serve.base;
+    const auto where = spec::parse_listen(serve.server.listen, "--listen");
     otg::ServerOptions so;
     so.host = where.host;
     so.port = where.port;
-    so.tls_cert = tls_cert_;
-    so.tls_key = tls_key_;
-    so.tls_self_signed = tls_;
+    so.tls_cert = serve.server.tls_cert;
+    so.tls_key = serve.server.tls_key;
+    so.tls_self_signed = serve.server.tls_self_signed;
     so.log_requests = !base.quiet;
     engine::install_interrupt_handlers();
     report::MetricsSink metrics;

@@ -2,7 +2,6 @@
 // client) scripts drive linerate's ports (docs/otg.md).
 #pragma once
 #include <CLI/CLI.hpp>
-#include <string>
 
 #include "cli/option_binding.h"
 
@@ -17,9 +16,6 @@ public:
 private:
     CLI::App* app_ = nullptr;
     BoundOptions opts_;
-    std::string listen_ = "127.0.0.1:8443";
-    std::string tls_cert_, tls_key_;
-    bool tls_ = false;
 };
 
 }  // namespace lr::cli

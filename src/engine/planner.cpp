@@ -179,8 +179,10 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             if (!stream_of.empty() && r.sign && stream_of.size() == r.streams) {
                 res.stream_of = stream_of;
                 res.stream_latency.assign(mix.size(), {});
-                res.flows_live = std::make_unique<stats::CountsExchange<stats::FlowLive>>();
             }
+            // Streams (a mix, or one composed stream): each flow's counts for the live views.
+            if (r.sign && !spec.single_fixed_stream())
+                res.flows_live = std::make_unique<stats::CountsExchange<stats::FlowLive>>();
             if (sizes_vary) res.sizes.assign(stats::kSizeSlots, 0);
             w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
         }

@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <openssl/evp.h>
 #include <openssl/x509.h>
+#include <sys/socket.h>
 
 #include "otg/metrics_reply.h"
 #include "otg/otg_error.h"
@@ -102,6 +103,14 @@ HttpServer::HttpServer(TrafficService& service, std::function<std::string()> met
         server_ = std::make_unique<httplib::Server>();
     }
     server_->set_payload_max_length(kMaxBodyBytes);
+    // Replies leave at once (without it, a reply's last segment waits for the client's delayed
+    // ACK: 40 ms a request); and a port in use is an error, not a second server sharing it
+    // (httplib's default is SO_REUSEPORT).
+    server_->set_tcp_nodelay(true);
+    server_->set_socket_options([](int sock) {
+        const int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     routes();
 }
 

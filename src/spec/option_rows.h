@@ -12,6 +12,7 @@
 #include "util/error.h"
 
 #include "spec/options.h"
+#include "spec/parse.h"
 
 namespace lr::spec::option_rows {
 
@@ -50,5 +51,7 @@ J opt(const std::optional<T>& v) {
 // The rows of the procedures (sweep, throughput, latency, frame-loss, back-to-back) and the
 // thresholds, appended to the table; `ds`, a default RunSpec, gives their printed defaults.
 void add_procedure_rows(std::vector<OptionDef>& t, const RunSpec& ds);
+// The serve command's own rows, and `serve` added to the rows it shares with the others.
+void add_serve_rows(std::vector<OptionDef>& t);
 
 }  // namespace lr::spec::option_rows

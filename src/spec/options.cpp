@@ -502,6 +502,7 @@ std::vector<OptionDef> make_table() {
                      d.spec.frame.dst_port = static_cast<uint16_t>(lo);
                      d.dst_port_hi = static_cast<uint16_t>(hi);
                  }});
+    add_serve_rows(t);
     return t;
 }
 #pragma GCC diagnostic pop
@@ -611,21 +612,8 @@ void finalize(Draft& d) {
 
 }  // namespace
 
-// The options `serve` takes: the backend, its ports' settings and tuning, and what every trial
-// of its sessions shares. Frames, rates and durations come from each OTG configuration.
-std::vector<OptionDef> with_serve_rows(std::vector<OptionDef> t) {
-    static constexpr std::string_view kServeOptions[] = {
-        "backend", "xdp-mode", "xsk-mode", "cpus",  "ring-pair", "eal",      "nonce",       "line-rate",
-        "catch-up", "sender-nice", "interval", "drain", "settle", "stall-timeout", "force", "burst",
-        "descriptors", "mbufs", "quiet", "capture-count"};
-    for (auto& row : t)
-        for (auto n : kServeOptions)
-            if (row.name == n) row.commands |= kServe;
-    return t;
-}
-
 const std::vector<OptionDef>& option_table() {
-    static const std::vector<OptionDef> t = with_serve_rows(make_table());
+    static const std::vector<OptionDef> t = make_table();
     return t;
 }
 
@@ -679,17 +667,21 @@ Draft build_reflect_draft(const OptionValues& given) {
     return d;
 }
 
-RunSpec build_serve_spec(const OptionValues& given) {
+ServeSpec build_serve_spec(const OptionValues& given) {
     Draft d;
     apply_all(d, given, Command::serve);
     check_backend_support(given, d.spec.backend, Command::serve);
+    const auto& t = d.serve;
+    if (t.tls_cert.empty() != t.tls_key.empty()) throw UsageError("--tls-cert and --tls-key go together");
+    if (t.tls_self_signed && !t.tls_cert.empty())
+        throw UsageError("--tls makes its own certificate: give --tls or --tls-cert with --tls-key, not both");
     auto& s = d.spec;
     resolve_frame(d, s.notes);
     if (const auto physical = spec_ceiling(0, 1); s.line_rate_bps > physical.bps)
         throw_invalid("--line-rate", d.line_rate_typed, "more than " + physical.source);
     s.nonce_given = d.nonce_given;
     if (!d.nonce_given) s.nonce = static_cast<uint32_t>(std::random_device{}());
-    return s;
+    return {d.serve, s};
 }
 
 nlohmann::json spec_json(const RunSpec& s) {

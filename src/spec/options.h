@@ -22,6 +22,13 @@ namespace lr::spec {
 // serve: the OTG server's backend and tuning options, which every configuration's session uses.
 enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1, procedure = 1u << 2, serve = 1u << 3 };
 
+// What `serve` listens on, beside its sessions' spec.
+struct ServeSettings {
+    std::string listen = "127.0.0.1:8443";
+    bool tls_self_signed = false;  // HTTPS with a certificate made at start
+    std::string tls_cert, tls_key;
+};
+
 // A RunSpec being built, with the values whose defaults depend on other options kept
 // apart until every option has been read.
 struct Draft {
@@ -40,6 +47,8 @@ struct Draft {
     uint16_t queues = 1;
     bool any_proto = true;  // reflect --proto any
     uint16_t dst_port_hi = 0;
+    // serve
+    ServeSettings serve;
 };
 
 struct OptionDef {
@@ -84,9 +93,14 @@ RunSpec build_run_spec(const OptionValues& given, Procedure kind = Procedure::ru
                        const OptionOrigins* origins = nullptr, const std::vector<StreamInput>* streams = nullptr);
 // The reflect command's options (the draft's reflect fields and, for afxdp/dpdk, its spec).
 Draft build_reflect_draft(const OptionValues& given);
-// The serve command's options: a spec without ports or streams (each OTG configuration adds
-// its own), its backend, tuning and run settings checked. Throws UsageError.
-RunSpec build_serve_spec(const OptionValues& given);
+// The serve command's options: where it listens, and a spec without ports or streams (each
+// OTG configuration adds its own), its backend, tuning and run settings checked. Throws
+// UsageError.
+struct ServeSpec {
+    ServeSettings server;
+    RunSpec base;
+};
+ServeSpec build_serve_spec(const OptionValues& given);
 
 // The streams of a spec as the JSON "spec" section gives them (the one stream without --stream).
 nlohmann::json streams_json(const RunSpec& s);

@@ -181,8 +181,9 @@ TEST(ControlledTrial, StreamsStartAndStopWhenToldAndEveryFrameIsCounted) {
     EXPECT_EQ(timed, steady.received + once.received);
     // The live views came every 20 ms, and never counted more than was finally sent.
     ASSERT_GE(script.seen.size(), 5u);
-    bool once_seen_sending = false;
+    bool once_seen_sending = false, steady_seen_arriving = false;
     for (const auto& v : script.seen) {
+        steady_seen_arriving |= v[0].received > 0 && v[0].received_bytes == v[0].received * 100;
         ASSERT_EQ(v.size(), 2u);
         EXPECT_LE(v[1].sent, 500u);
         EXPECT_LE(v[1].received, v[1].sent);
@@ -190,4 +191,5 @@ TEST(ControlledTrial, StreamsStartAndStopWhenToldAndEveryFrameIsCounted) {
         once_seen_sending |= v[1].sent > 0 && v[1].sent < 500;
     }
     EXPECT_TRUE(once_seen_sending) << "5 kpps for 100 ms: the views saw it on its way";
+    EXPECT_TRUE(steady_seen_arriving) << "the receivers' counts are live too";
 }

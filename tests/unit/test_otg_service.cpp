@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 otg::TrafficService make_service() {
-    auto base = spec::build_serve_spec({});
+    auto base = spec::build_serve_spec({}).base;
     base.backend = spec::BackendKind::loop;
     base.drain_s = 0.5;
     base.settle_s = 0;
@@ -58,13 +58,17 @@ const otg::FlowView& flow_of(const otg::View& v, const std::string& name) {
     throw std::runtime_error("no flow " + name);
 }
 
-// Waits (up to 10 s) until `pred(view)` holds; returns the view.
+// Waits (up to 10 s) until `pred(view)` holds; returns the view (a failure when it never held).
 template <class P>
 otg::View wait_for(otg::TrafficService& s, P pred) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (;;) {
         auto v = s.view();
-        if (pred(v) || std::chrono::steady_clock::now() > until) return v;
+        if (pred(v)) return v;
+        if (std::chrono::steady_clock::now() > until) {
+            ADD_FAILURE() << "waited 10 s for a view that never came";
+            return v;
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
 }
@@ -111,6 +115,19 @@ TEST(OtgService, AFixedFlowStopsByItselfWithExactCountsOnceItsFramesAreIn) {
     EXPECT_TRUE(j["timestamps"].contains("first_timestamp_ns"));
     const auto ports = otg::metrics_reply({{"choice", "port"}, {"port", {{"column_names", {"frames_tx"}}}}}, v);
     EXPECT_EQ(ports["port_metrics"][0], json({{"name", "p1"}, {"frames_tx", 1000}}));
+}
+
+TEST(OtgService, OneFlowsReceivedCountsAreLiveWhileItRuns) {
+    auto s = make_service();
+    s.set_config(config({otg_flow("only", {{"rate", {{"choice", "pps"}, {"pps", "5000"}}}})}));
+    s.set_state(transmit("start"));
+    const auto v = wait_for(s, [](const otg::View& v) { return flow_of(v, "only").n.frames_rx > 500; });
+    EXPECT_EQ(flow_of(v, "only").transmit, otg::Transmit::started);
+    EXPECT_LE(flow_of(v, "only").n.frames_rx, flow_of(v, "only").n.frames_tx);
+    EXPECT_GT(flow_of(v, "only").rx_pps, 0) << "a rate from the live views";
+    s.set_state(transmit("stop"));
+    const auto& f = flow_of(s.view(), "only");
+    EXPECT_EQ(f.n.frames_rx, f.n.frames_tx);
 }
 
 TEST(OtgService, FlowsStartPauseResumeAndStopOneByOne) {
