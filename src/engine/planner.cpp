@@ -173,6 +173,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             r.sign = sign && !spec.reflect;
             r.nonce = spec.nonce;
             r.streams = spec.rx_streams();
+            r.flow_totals = ctl.gates != nullptr;  // a controlled trial: the OTG server reports them
             r.result = &res;
             if (spec.capture_remaining && !spec.captures_sent())
                 res.capture.configure(spec.capture_remaining, spec.session_max_frame(), spec.capture_filter);

@@ -19,7 +19,8 @@
 
 namespace lr::stats {
 
-// Per flow, beside its sequence tracking: what its frames brought and when.
+// Per flow, beside its sequence tracking: what its frames brought and when (kept when the
+// receiver is asked to: RxMeasure's flow_totals).
 struct FlowRxTotals {
     uint64_t bytes = 0;                  // FCS included, every frame of the flow (duplicates too)
     uint64_t lat_n = 0, lat_sum = 0;     // frames with a timestamp, and their latencies' sum (ns)
@@ -30,7 +31,6 @@ struct FlowRxTotals {
 struct StreamRx {
     SeqTracker seq;
     Jitter jitter;
-    FlowRxTotals totals;
 };
 
 // What an RX worker hands to the control thread when it ends.
@@ -56,6 +56,8 @@ struct RxResult {
     std::vector<uint64_t> sizes;
     // Streams: each flow's counts, copied out on the control thread's request (live views).
     std::unique_ptr<CountsExchange<FlowLive>> flows_live;
+    // Per flow (indexed as `streams`), when the receiver keeps them (RxMeasure's flow_totals).
+    std::vector<FlowRxTotals> flow_totals;
 };
 
 // Frames received per size (RxResult::sizes): one entry per byte up to this.
@@ -64,13 +66,16 @@ inline constexpr uint32_t kSizeSlots = 9024;
 class RxMeasure {
 public:
     // signature=false: every frame counts as ours (plain frames, no sequence tracking).
-    RxMeasure(bool signature, uint32_t nonce, uint32_t streams, RxResult* out)
-        : sig_(signature), nonce_(nonce), nstreams_(streams), out_(out), live_(out->live.get()),
+    // flow_totals: also each flow's bytes, latency extremes and sum, and first and last
+    // arrival (FlowRxTotals), which the OTG server reports; off, they cost nothing.
+    RxMeasure(bool signature, uint32_t nonce, uint32_t streams, RxResult* out, bool flow_totals = false)
+        : sig_(signature), totals_(flow_totals), nonce_(nonce), nstreams_(streams), out_(out), live_(out->live.get()),
           lat_(live_ ? &live_->buf[0] : &out->latency),
           stream_of_(out->stream_of.empty() ? nullptr : out->stream_of.data()),
           stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()),
           flows_live_(out->flows_live.get()) {
         out_->streams.resize(streams);
+        if (totals_) out_->flow_totals.resize(streams);
         if (flows_live_) flows_live_->buf.resize(streams);
     }
     void burst_time(uint64_t rx_ns) {
@@ -129,11 +134,29 @@ public:
     // registers (the stores to the streams' state could otherwise alias them) and stores them
     // once at the end.
     void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire, uint32_t n) {
+        if (totals_) [[unlikely]]
+            account_with_totals(cls, sig, wire, n);
+        else
+            account_burst<false>(cls, sig, wire, n);
+    }
+    uint64_t unique() const { return t_.unique; }
+    // Queue totals, one relaxed store each (call once per burst).
+    void publish(QueueCounters& c) const;
+
+private:
+    // Out of line, so the loop without the flows' totals stays as tight as it was.
+    [[gnu::noinline]] void account_with_totals(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
+                                               uint32_t n) {
+        account_burst<true>(cls, sig, wire, n);
+    }
+    template <bool kTotals>
+    [[gnu::always_inline]] void account_burst(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
+                                              uint32_t n) {
         Tally t = t_;
         LatencyHistogram::Totals lat;
         for (uint32_t i = 0; i < n; ++i) {
             switch (cls[i]) {
-                case LR_OURS: on_ours(t, lat, sig[i], wire[i]); break;
+                case LR_OURS: on_ours<kTotals>(t, lat, sig[i], wire[i]); break;
                 case LR_MALFORMED: ++t.malformed; break;
                 case LR_STALE:
                     ++t.foreign;
@@ -145,11 +168,6 @@ public:
         t_ = t;
         lat_->add(lat);
     }
-    uint64_t unique() const { return t_.unique; }
-    // Queue totals, one relaxed store each (call once per burst).
-    void publish(QueueCounters& c) const;
-
-private:
     void copy_flows();
     [[gnu::noinline]] int classify_general(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const;
     // The queue's tallies of what it received.
@@ -157,13 +175,17 @@ private:
         uint64_t ours = 0, foreign = 0, malformed = 0, stale = 0;
         uint64_t dup = 0, reordered = 0, late = 0, unique = 0, gaps = 0;
     };
+    template <bool kTotals>
     void on_ours(Tally& t, LatencyHistogram::Totals& lat_totals, const lr_wire_sig& r, uint16_t wire) {
         ++t.ours;
         auto& st = out_->streams[r.stream];
-        auto& ft = st.totals;
-        ft.bytes += wire;
-        if (!ft.first_ns) ft.first_ns = now_;
-        ft.last_ns = now_;
+        [[maybe_unused]] FlowRxTotals* ft = nullptr;
+        if constexpr (kTotals) {
+            ft = &out_->flow_totals[r.stream];
+            ft->bytes += wire;
+            if (!ft->first_ns) ft->first_ns = now_;
+            ft->last_ns = now_;
+        }
         const uint64_t s = st.seq.extend(r.seq, r.seq_bits);
         const auto& c = st.seq.counts();
         const uint64_t next = c.any ? c.highest + 1 : 0;  // the sequence expected in order
@@ -185,16 +207,19 @@ private:
                 lat_->add_bucket(lat);
                 lat_totals.add(lat);
                 st.jitter.add_transit(static_cast<int64_t>(lat));
-                ++ft.lat_n;
-                ft.lat_sum += lat;
-                ft.lat_min = std::min(ft.lat_min, lat);
-                ft.lat_max = std::max(ft.lat_max, lat);
+                if constexpr (kTotals) {
+                    ++ft->lat_n;
+                    ft->lat_sum += lat;
+                    ft->lat_min = std::min(ft->lat_min, lat);
+                    ft->lat_max = std::max(ft->lat_max, lat);
+                }
                 if (stream_lat_) stream_lat_[stream_of_[r.stream]].add(lat);
             }
         }
     }
 
     bool sig_;
+    bool totals_;
     uint32_t nonce_;
     uint32_t nstreams_;
     RxResult* out_;

@@ -63,6 +63,7 @@ struct RxSetup {
     uint32_t nonce = 0;
     uint32_t streams = 0;
     stats::RxResult* result = nullptr;  // written while running, read by the control thread after join
+    bool flow_totals = false;  // each flow's bytes, latency sum and extremes, arrival times (stats::FlowRxTotals)
 };
 
 struct WorkerConfig {
