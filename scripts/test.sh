@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: installs dependencies, builds, reserves hugepages, runs every
-# unit and integration test under `meson test`, and prints "N passed, N failed, N skipped".
+# The whole test suite: installs dependencies, builds, makes the OTG client's venv, reserves
+# hugepages, runs every unit and integration test under `meson test`, and prints
+# "N passed, N failed, N skipped".
 #
 #   scripts/test.sh                  everything (one meson test per case: meson test -C build --list)
 #   scripts/test.sh -k PATTERN       only the tests whose names match PATTERN, an extended regular
@@ -21,6 +22,34 @@ while (($#)); do
 done
 
 bash scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+# The OTG client the tests of `linerate serve` drive it with (tests/integration/test_otg.py):
+# snappi and what it pulls, pinned, binary wheels only, in a venv of Debian's python (OTG_PYTHON
+# for the tests). Made again only when its requirements change (their hash is its stamp).
+otg_venv=build/otg-venv otg_req=tests/integration/otg-requirements.txt
+otg_hash=$(sha256sum "$otg_req" | cut -d' ' -f1)
+if [[ -x $otg_venv/bin/python && $(cat "$otg_venv/requirements.sha256" 2>/dev/null) == "$otg_hash" ]]; then
+    echo "otg venv: $(grep -c '==' "$otg_req") pinned packages (snappi $(sed -n 's/^snappi==//p' "$otg_req")) present"
+else
+    printf 'otg venv: installing %d pinned packages (snappi %s), binary wheels only… ' \
+        "$(grep -c '==' "$otg_req")" "$(sed -n 's/^snappi==//p' "$otg_req")"
+    otg_start=$SECONDS
+    rm -rf "$otg_venv"
+    mkdir -p build
+    if { /usr/bin/python3 -m venv "$otg_venv" &&
+         "$otg_venv/bin/pip" install --disable-pip-version-check --no-input --only-binary=:all: -r "$otg_req"
+       } > build/otg-venv.log 2>&1; then
+        echo "$otg_hash" > "$otg_venv/requirements.sha256"
+        echo "done in $((SECONDS - otg_start)) s"
+    else
+        echo "failed"
+        tail -n 20 build/otg-venv.log >&2
+        echo "test.sh: the OTG venv could not be made; pip's whole output is in build/otg-venv.log" >&2
+        rm -rf "$otg_venv"
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+fi
 
 hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 if [[ -w $hp ]] && (( $(cat $hp) < 1024 )); then echo 1024 > "$hp"; fi
