@@ -3,9 +3,9 @@ everything a busy shared host (two cores, other tests' busy-polling workers, a c
 push outside its tolerance for a moment without anything being wrong with linerate.
 
 Each case runs the same measurement as the exact test it came from (the functions of
-test_dpdk_ring, test_reflect, test_procedures, test_afxdp, test_live and test_link_events), so
-the counts of every attempt are asserted exactly there, and a wrong count fails the case at
-once, never retried. Only the tolerance is retried: a miss is printed with its measured value
+test_dpdk_ring, test_reflect, test_procedures, test_afxdp, test_live, test_link_events and
+test_otg), so the counts of every attempt are asserted exactly there, and a wrong count fails
+the case at once, never retried. Only the tolerance is retried: a miss is printed with its measured value
 and the whole measurement runs again, 5 s and then 10 s later, up to 3 attempts in all
 (lrtest.retry_timing); the case fails only if all 3 miss. The tolerances and why each check
 lives here: docs/reliability.md, "Timing checks"."""
@@ -21,6 +21,7 @@ import test_afxdp
 import test_dpdk_ring
 import test_link_events
 import test_live
+import test_otg
 import test_procedures
 import test_reflect
 import test_streams
@@ -315,3 +316,30 @@ def profile_as_is():
 
 def test_check_profile_as_is():
     timed(profile_as_is)
+
+
+def otg_rfc2544_band():
+    """An RFC 2544 search written in snappi against `linerate serve` finds the NDR that
+    `linerate throughput --search binary` finds through the same shaper, and both find the
+    shaper's: each at least its rate R less the search's resolution (snappi's bisection: R/100;
+    linerate's width: 1 %), at most what a 1 s trial passes without loss, R plus its bucket and
+    queue (test_kernel_dut.py), plus that resolution; and the two within both resolutions plus
+    that bucket and queue of each other (where in that slack a trial ends up depends on the
+    moment the shaper's bucket and queue had drained). Exact counts: test_otg."""
+    r = test_otg.rfc2544_in_snappi_and_linerate()
+    shaped, slack = r["shaped"], r["bucket"] + r["queue"]
+    lossless = shaped + slack / 1.0
+    snappi, ours = r["snappi_ndr"], r["linerate_ndr"]
+    timing_check(shaped - r["resolution"] <= snappi <= lossless + r["resolution"],
+                 f"snappi's NDR {snappi:,} pps, expected {shaped - r['resolution']:,} to "
+                 f"{lossless + r['resolution']:,.0f} (shaper {shaped:,} + {slack} bucket and queue)")
+    timing_check(shaped * (1 - r["width"]) <= ours <= lossless * (1 + r["width"]),
+                 f"linerate throughput's NDR {ours:,.0f} pps, expected {shaped * (1 - r['width']):,.0f} to "
+                 f"{lossless * (1 + r['width']):,.0f}")
+    apart = r["resolution"] + r["width"] * ours + slack
+    timing_check(abs(snappi - ours) <= apart,
+                 f"snappi's NDR {snappi:,} and linerate throughput's {ours:,.0f} pps are more than {apart:,.0f} apart")
+
+
+def test_otg_rfc2544_ndr_matches_throughput():
+    timed(otg_rfc2544_band)
