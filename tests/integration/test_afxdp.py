@@ -45,6 +45,30 @@ def test_one_process_exact():
         check(not bed.xdp_attached(bed.nsa, bed.ifb), "XDP program left attached after a clean run")
 
 
+def test_both_directions_on_one_pair_exact():
+    """Each end of a veth pair both sends and receives (one socket per queue, a sending and a
+    receiving worker on it): every frame each end sent arrives at the other, per port and in
+    the kernel's own counters."""
+    rate = paced_load(MAX_RATE)
+    n = N // 4
+    with VethBed(unique("lxb"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        rx0 = {i: bed.stat(bed.nsa, i, "rx_packets") for i in (bed.ifa, bed.ifb)}
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--tx", bed.ifb,
+                              "--rx", bed.ifa, "--rx", bed.ifb, "--count", str(2 * n), "--rate", str(rate),
+                              "--json", f"{d}/r.json"], timeout=120)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        rep = report(f"{d}/r.json")
+        t = rep["totals"]
+        check(t["tx"]["packets"] == 2 * n and t["rx_classes"]["distinct"] == 2 * n and t["lost"] == 0, f"totals {t}")
+        per = {(q["dir"], q["port"]): q["packets"] for q in rep["queues"]}
+        for ifc in (bed.ifa, bed.ifb):
+            check(per[("tx", ifc)] == n and per[("rx", ifc)] == n, f"queues {per}")
+            kernel = bed.stat(bed.nsa, ifc, "rx_packets") - rx0[ifc]
+            check(kernel == n, f"the kernel counted {kernel} on {ifc}, linerate {n}")
+        socks = [s for p in rep["environment"]["ports"] for s in p["sockets"]]
+        check(len(socks) == 2 and all(s["dir"] == "tx+rx" for s in socks), f"sockets {socks}")
+
+
 def test_receiver_cpu_wait_reported():
     """A CPU-bound process pinned to the receiving worker's CPU: every frame still counted,
     and the report says how long the receiver waited for its CPU (cpu_wait) with a note that

@@ -52,8 +52,9 @@ public:
     const std::vector<backend::PortInfo>& ports() const override { return infos_; }
     uint64_t flush_rx() override {
         uint64_t n = 0;
-        for (auto& s : sockets_)
-            if (s) n += s->flush_rx();
+        for_each_socket([&](size_t, XskSocket& s) {
+            if (s.config().rx) n += s.flush_rx();
+        });
         return n;
     }
     void start(const std::vector<worker::WorkerConfig>& workers) override;
@@ -92,7 +93,18 @@ private:
     backend::SessionLayout layout_;
     std::vector<Port> ports_;
     std::vector<backend::PortInfo> infos_;
-    std::vector<std::unique_ptr<XskSocket>> sockets_;  // per worker slot; none for sink pollers
+    // Per worker slot; none for sink pollers. A queue that both sends and receives has one
+    // socket for its two workers: the sender uses its TX and completion rings, the receiver
+    // its RX and fill rings.
+    std::vector<std::shared_ptr<XskSocket>> sockets_;
+    // Each socket once, in slot order.
+    template <class F>
+    void for_each_socket(F&& f) const {
+        for (size_t k = 0; k < sockets_.size(); ++k)
+            if (sockets_[k] && std::find(sockets_.begin(), sockets_.begin() + static_cast<std::ptrdiff_t>(k),
+                                         sockets_[k]) == sockets_.begin() + static_cast<std::ptrdiff_t>(k))
+                f(k, *sockets_[k]);
+    }
     std::vector<worker::WorkerConfig> workers_;  // this trial's
     std::vector<lr_sink_qstats> sink_base_;      // per worker: the sink's counts when the trial started
     std::vector<std::thread> threads_;
@@ -101,10 +113,6 @@ private:
 void AfxdpBackend::check_port(const Port& p) const {
     const auto& spec = *spec_;
     const auto& nd = p.nd;
-    if (p.ntx && p.nrx && !spec.paired())
-        throw UsageError(fmt::format("afxdp: {} is named with both --tx and --rx; one AF_XDP socket per queue "
-                                     "cannot be shared by two workers yet (use two interfaces, e.g. a veth pair)",
-                                     nd.name));
     const unsigned avail = p.ntx ? nd.tx_queues : nd.rx_queues;
     if (std::max(p.ntx, p.nrx) > avail)
         throw UsageError(fmt::format("interface {} has {} {} queues; {} requested", nd.name, avail, p.ntx ? "TX" : "RX",
@@ -248,20 +256,39 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
         } else if (p.nrx) {
             p.prog = std::make_unique<XdpRxProgram>(match);
         }
+        // A queue with a sending and a receiving worker: one socket for both (its TX and
+        // completion rings the sender's, its RX and fill rings the receiver's).
+        const auto partner = [&](size_t i) -> std::ptrdiff_t {
+            const auto& w = layout.workers[i];
+            for (size_t j = 0; j < layout.workers.size(); ++j) {
+                const auto& o = layout.workers[j];
+                if (j != i && o.port_index == w.port_index && o.queue == w.queue &&
+                    ((w.role == worker::Role::tx && o.role == worker::Role::rx) ||
+                     (w.role == worker::Role::rx && o.role == worker::Role::tx)))
+                    return static_cast<std::ptrdiff_t>(j);
+            }
+            return -1;
+        };
         for (size_t i = 0; i < layout.workers.size(); ++i) {
             const auto& w = layout.workers[i];
             if (w.port_index != pi || (p.sink && w.role == worker::Role::rx)) continue;
             if (p.live && w.role == worker::Role::tx) continue;  // sends from the kernel: no socket
+            const auto j = p.live || p.sink ? -1 : partner(i);
+            if (j >= 0 && sockets_[static_cast<size_t>(j)]) {  // its partner's socket, made already
+                sockets_[i] = sockets_[static_cast<size_t>(j)];
+                continue;
+            }
             xc.ifname = p.nd.name;
             xc.queue = w.queue;
-            xc.tx = worker::sends(w.role);
-            xc.rx = worker::receives(w.role);
-            // Request/response sends from the first half of the UMEM and receives into the
-            // other; a reflector sends from the chunks it received into.
-            xc.tx_chunks = w.role == worker::Role::tx                 ? xc.frames
+            xc.tx = worker::sends(w.role) || j >= 0;
+            xc.rx = worker::receives(w.role) || j >= 0;
+            // Request/response and a queue's two workers send from the first half of the UMEM
+            // and receive into the other; a reflector sends from the chunks it received into.
+            xc.tx_chunks = j >= 0                                      ? xc.frames / 2
+                           : w.role == worker::Role::tx                 ? xc.frames
                            : w.role == worker::Role::request_response ? xc.frames / 2
                                                                       : 0;
-            sockets_[i] = std::make_unique<XskSocket>(xc);
+            sockets_[i] = std::make_shared<XskSocket>(xc);
             if (xc.rx) p.prog->add_socket(w.queue, sockets_[i]->fd());
         }
         // Sockets are in the map before traffic flows.
@@ -283,10 +310,9 @@ void AfxdpBackend::start(const std::vector<worker::WorkerConfig>& workers) {
         throw EnvError(fmt::format("internal: {} workers for a session of {}", workers.size(), layout_.workers.size()));
     for (size_t i = 0; i < workers.size(); ++i) {
         auto* s = sockets_[i].get();
-        if (!s) continue;
-        if (s->config().tx_chunks) s->load_templates(workers[i].tx.templates);
-        s->next_trial();
+        if (s && s->config().tx_chunks && worker::sends(workers[i].role)) s->load_templates(workers[i].tx.templates);
     }
+    for_each_socket([](size_t, XskSocket& s) { s.next_trial(); });
     // Live frames: the program is loaded for the trial's frame layout (reloaded only when the
     // frame kind or size changed), and each worker's entries start at 0.
     for (size_t i = 0; i < workers.size(); ++i) {
@@ -365,16 +391,16 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
             s.xdp_passed += st.passed;
             s.xdp_redirect_failed += st.redirect_failed;
         }
-    for (size_t k = 0; k < sockets_.size(); ++k) {
-        if (!sockets_[k] || layout_.workers[k].port_index != i) continue;
-        const auto x = sockets_[k]->stats();
+    for_each_socket([&](size_t k, XskSocket& sock) {
+        if (layout_.workers[k].port_index != i) return;
+        const auto x = sock.stats();
         s.xsk_rx_dropped += x.rx_dropped;
         s.xsk_rx_ring_full += x.rx_ring_full;
         s.xsk_rx_fill_empty += x.rx_fill_ring_empty_descs;
         s.xsk_rx_invalid += x.rx_invalid_descs;
         s.xsk_tx_invalid += x.tx_invalid_descs;
         s.xsk_tx_ring_empty += x.tx_ring_empty_descs;
-    }
+    });
     return s;
 }
 
@@ -386,14 +412,13 @@ nlohmann::json AfxdpBackend::environment() const {
     for (unsigned pi = 0; pi < ports_.size(); ++pi) {
         const auto& p = ports_[pi];
         auto socks = nlohmann::json::array();
-        for (size_t k = 0; k < sockets_.size(); ++k) {
-            if (!sockets_[k] || layout_.workers[k].port_index != pi) continue;
-            const auto& q = *sockets_[k];
+        for_each_socket([&](size_t k, XskSocket& q) {
+            if (layout_.workers[k].port_index != pi) return;
             socks.push_back({{"queue", q.config().queue},
                              {"dir", q.config().rx ? (q.config().tx ? "tx+rx" : "rx") : "tx"},
                              {"requested", spec::to_string(q.config().mode)},
                              {"obtained", q.zero_copy() ? "zero-copy" : "copy"}});
-        }
+        });
         auto prog_json = [&](auto& prog) {
             return nlohmann::json{{"requested", spec::to_string(spec.afxdp.xdp_mode)},
                                   {"obtained", xdp_mode_str(prog->attached_mode())},
