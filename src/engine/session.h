@@ -72,6 +72,9 @@ public:
     const std::vector<backend::PortInfo>& ports() const { return be_->ports(); }
     // A port's link down or up (Backend::set_link), by its index in ports().
     void set_link(unsigned port_index, bool up) { be_->set_link(port_index, up); }
+    // A port's link now: 1 up, 0 down, -1 unknown. Between trials only (a trial's control
+    // thread reads the ports then).
+    int link_now(unsigned port_index) const { return be_->port_sample(port_index).link; }
     // Host, linerate and backend facts for the report's "environment".
     nlohmann::json environment() const;
     // What the backend's trials still need once the ports are open (Backend::capabilities_after_setup).

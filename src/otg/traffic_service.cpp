@@ -626,9 +626,11 @@ View TrafficService::view() const {
             for (size_t k = 0; k < ports.size(); ++k)
                 if (ports[k].name == pv.location) {
                     pv.speed_bps = ports[k].link_speed_mbps * 1e6;
-                    pv.link_up = running_ && k < live_snap_.ports.size() && live_snap_.ports[k].link >= 0
-                                     ? live_snap_.ports[k].link == 1
-                                     : ports[k].link_up;
+                    // Running: as the control thread saw it last; idle: read now (set down
+                    // through the API, or by anyone else).
+                    const int link = running_ ? (k < live_snap_.ports.size() ? live_snap_.ports[k].link : -1)
+                                              : session_->link_now(static_cast<unsigned>(k));
+                    pv.link_up = link >= 0 ? link == 1 : ports[k].link_up;
                 }
         }
         for (const auto& l1 : cfg_->layer1)

@@ -96,6 +96,7 @@ void MetricsSink::add(prometheus::Family<prometheus::Counter>& f, const std::map
 
 void MetricsSink::trial_started(const result::TrialStart& t) {
     for (auto& [k, v] : last_) v = 0;  // the trial's counters start at zero; the exported ones keep growing
+    named_streams_ = t.spec && !t.spec->streams.empty();
     trials_->Add({{"what", "index"}}).Set(t.index);
     if (t.spec) trials_->Add({{"what", "frame_size_bytes"}}).Set(t.spec->frame.frame_size);
 }
@@ -153,7 +154,7 @@ void MetricsSink::trial_finished(const result::TrialResult& r) {
     std::vector<result::StreamLive> fin;
     for (const auto& s : r.streams) fin.push_back({s.index, s.name, s.sent, s.received, s.lost, s.reordered,
                                                    s.duplicates, s.late});
-    if (fin.size() > 1 || (fin.size() == 1 && fin[0].index > 0)) streams_live(fin);
+    if (fin.size() > 1 || (fin.size() == 1 && (fin[0].index > 0 || named_streams_))) streams_live(fin);
     const auto& h = r.latency;
     if (!h.count()) return;
     const auto& bounds = latency_bounds();

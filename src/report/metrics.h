@@ -53,6 +53,7 @@ private:
     prometheus::Family<prometheus::Histogram>* latency_hist_;
     std::map<std::string, prometheus::Family<prometheus::Gauge>*> gauges_;  // the interval's, by name
     std::map<std::string, uint64_t> last_;  // per series: the value last added (trial-relative)
+    bool named_streams_ = false;  // the trial's streams were given (--stream, OTG flows), not the one implicit
 };
 
 }  // namespace lr::report
