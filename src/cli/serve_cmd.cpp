@@ -44,12 +44,17 @@ int ServeCommand::run() {
     so.tls_key = serve.server.tls_key;
     so.tls_self_signed = serve.server.tls_self_signed;
     so.log_requests = !base.quiet;
+    // What the procedures' profiles share with the server: its options that apply to them.
+    spec::OptionValues shared;
+    for (const auto& [name, values] : given)
+        if (const auto* row = spec::find_option(name); row && row->applies_to(spec::Command::procedure))
+            shared[name] = values;
     engine::install_interrupt_handlers();
     report::MetricsSink metrics;
     otg::TrafficService service(base, backend::make_backend, {&metrics});
     otg::HttpServer http(
         service, [&] { return metrics.exposition(); },
-        [&](const std::string& body) { return otg::run_procedure_profile(body, given, &metrics); }, so);
+        [&](const std::string& body) { return otg::run_procedure_profile(body, shared, &metrics); }, so);
     http.bind();
     fmt::print("linerate serve: OTG API {} at {} ({} backend); snappi: snappi.api(location=\"{}\")\n",
                otg::kOtgApiVersion, http.url(), spec::to_string(base.backend), http.url());

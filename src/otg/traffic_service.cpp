@@ -107,8 +107,15 @@ void TrafficService::refuse_while_running() const {
         refuse("", "traffic is running: stop it first (control/state traffic.flow_transmit.state = stop)", 409);
 }
 
+void TrafficService::finish_ended_run(std::unique_lock<std::mutex>& lk) {
+    if (!running_ || (any_transmitting() && !control_->end_tx)) return;
+    control_->end_tx = true;
+    cv_.wait_for(lk, std::chrono::duration<double>(session_spec_.drain_s + 5), [&] { return !running_; });
+}
+
 void TrafficService::lend_ports() {
-    std::lock_guard lk(m_);
+    std::unique_lock lk(m_);
+    finish_ended_run(lk);
     refuse_while_running();
     session_.reset();
     lent_ = true;
@@ -158,6 +165,7 @@ void TrafficService::open_session(const OtgConfig& cfg, spec::RunSpec s) {
 
 std::vector<std::string> TrafficService::set_config(const json& body) {
     std::unique_lock lk(m_);
+    finish_ended_run(lk);  // every flow stopped: the run's drain is all that is left
     refuse_while_running();
     OtgConfig cfg = parse_config(body);
     std::vector<Refusal> bad;
@@ -304,6 +312,7 @@ bool TrafficService::any_transmitting() const {
 void TrafficService::start_flows(const std::vector<size_t>& flows, std::vector<std::string>& warnings,
                                  std::unique_lock<std::mutex>& lk) {
     if (cfg_->flows.empty()) refuse("", "the configuration has no flows");
+    finish_ended_run(lk);  // a run whose flows all stopped is ending: the start begins a new one
     if (running_) {  // started within the running trial: from its beginning, its counters from zero
         for (size_t i : flows) {
             auto& r = runs_[i];

@@ -124,6 +124,8 @@ private:
     class TrialSink;
 
     void refuse_while_running() const;
+    // A traffic run whose flows have all stopped is over: waits (its drain) until it has ended.
+    void finish_ended_run(std::unique_lock<std::mutex>& lk);
     void lend_ports();
     void return_ports();
     void open_session(const OtgConfig& cfg, spec::RunSpec spec);

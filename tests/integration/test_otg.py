@@ -454,6 +454,27 @@ def test_http_prometheus_and_linerate_flows():
     assert (f["reordered"], f["duplicates"], f["late"]) == (0, 0, 0), f
 
 
+@pytest.mark.usefixtures("hugepages")
+def test_procedure_endpoint_answers_with_the_report():
+    """POST /linerate/procedure with a JSON profile (a sweep of two sizes on the server's DPDK
+    rings): the answer is the procedure's JSON report, every row exact; a profile that names no
+    procedure is refused (400); afterwards the OTG traffic runs on the same ports again."""
+    profile = {"procedure": "sweep", "tx": ["ring0"], "rx": ["ring1"], "sizes": "64,512", "count": "5000",
+               "rate": "20k"}
+    with OtgServer(RING_SERVER) as server:
+        server.ok("POST", "/config", ring_config(flow_body("f1", pps=5000, packets=1000)))
+        rep = server.ok("POST", "/linerate/procedure", profile)
+        rows = rep["rows"]
+        assert [r["size"] for r in rows] == [64, 512], rows
+        assert all(t["sent"] == 5000 and t["received"] == 5000 for t in rep["trials"]), rep["trials"]
+        bad = server.request("POST", "/linerate/procedure", {"procedure": "run", "tx": ["ring0"]})
+        is_otg_error(bad, 400)
+        server.traffic("start")  # the configuration's ports, opened again
+        wait_flows_stopped(server, "f1")
+        assert frames(server.flow_metrics("f1")["f1"]) == (1000, 1000)
+        server.stop()
+
+
 # ---- Capture and link on the veth bed -------------------------------------------------------------
 
 def pcap_records(data):

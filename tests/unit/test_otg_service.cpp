@@ -115,6 +115,16 @@ TEST(OtgService, AFixedFlowStopsByItselfWithExactCountsOnceItsFramesAreIn) {
     EXPECT_TRUE(j["timestamps"].contains("first_timestamp_ns"));
     const auto ports = otg::metrics_reply({{"choice", "port"}, {"port", {{"column_names", {"frames_tx"}}}}}, v);
     EXPECT_EQ(ports["port_metrics"][0], json({{"name", "p1"}, {"frames_tx", 1000}}));
+    // Its flows all stopped, the run is only draining: a configuration and a start go through
+    // (they wait for its end), and the start is a run of its own.
+    EXPECT_EQ(status_of([&] { s.set_config(s.config()); }), 200);
+    s.set_state(transmit("start"));
+    const auto again = wait_for(s, [](const otg::View& v) { return flow_of(v, "f1").transmit == otg::Transmit::stopped; });
+    EXPECT_EQ(flow_of(again, "f1").n.frames_rx, 1000u);
+    s.set_state(transmit("start"));  // at once, while that run drains
+    const auto third = wait_for(s, [](const otg::View& v) { return flow_of(v, "f1").transmit == otg::Transmit::stopped; });
+    EXPECT_EQ(flow_of(third, "f1").n.frames_tx, 1000u) << "a whole new run, not a start inside the ending one";
+    EXPECT_EQ(flow_of(third, "f1").n.frames_rx, 1000u);
 }
 
 TEST(OtgService, OneFlowsReceivedCountsAreLiveWhileItRuns) {
@@ -215,4 +225,25 @@ TEST(OtgService, RequestsItCannotServeAreRefusedNamingWhat) {
         EXPECT_EQ(e.refusals().at(0).path, "ports[1].location");
     }
     EXPECT_EQ(s.config()["flows"][0]["name"], "f1") << "the configuration in place is kept";
+}
+
+TEST(OtgService, WhileAProcedureHasThePortsConfigurationsAndTrafficWait) {
+    auto s = make_service();
+    s.set_config(config({otg_flow("f1", {{"duration", {{"choice", "fixed_packets"}, {"fixed_packets", {{"packets", 100}}}}}})}));
+    const int during = s.with_ports_free([&] {
+        // From another thread, as an HTTP request would come.
+        int config_status = 0, start_status = 0;
+        std::thread t([&] {
+            config_status = status_of([&] { s.set_config(config({otg_flow("f1")})); });
+            start_status = status_of([&] { s.set_state(transmit("start")); });
+        });
+        t.join();
+        EXPECT_EQ(start_status, 409);
+        EXPECT_EQ(status_of([&] { s.with_ports_free([] { return 0; }); }), 409) << "one procedure at a time";
+        return config_status;
+    });
+    EXPECT_EQ(during, 409);
+    s.set_state(transmit("start"));  // the session opens again
+    const auto v = wait_for(s, [](const otg::View& v) { return flow_of(v, "f1").transmit == otg::Transmit::stopped; });
+    EXPECT_EQ(flow_of(v, "f1").n.frames_rx, 100u);
 }

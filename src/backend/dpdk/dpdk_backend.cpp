@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <thread>
 
+#include <rte_bus_vdev.h>
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -436,6 +437,14 @@ void DpdkBackend::close() {
         if (p.started) rte_eth_dev_stop(p.info.id);
         p.started = false;
         rte_eth_dev_close(p.info.id);
+    }
+    // The ring ports' devices go too: a later session (the OTG server's next configuration)
+    // creates them again under the same names.
+    for (size_t i = 0; i < aliases_.size(); ++i) {
+        const auto& [alias, id] = aliases_[i];
+        if (std::none_of(ports_.begin(), ports_.end(), [id = id](const Port& p) { return p.info.id == id; }))
+            rte_eth_dev_close(id);  // a ring port the session did not use
+        rte_vdev_uninit(("net_ring_" + alias).c_str());
     }
     ports_.clear();
     infos_.clear();
