@@ -1,5 +1,6 @@
 #include "cli/serve_cmd.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "otg/traffic_service.h"
 #include "report/metrics.h"
 #include "spec/parse.h"
+#include "util/cpus.h"
 #include "util/error.h"
 
 namespace lr::cli {
@@ -49,6 +51,15 @@ int ServeCommand::run() {
     for (const auto& [name, values] : given)
         if (const auto* row = spec::find_option(name); row && row->applies_to(spec::Command::procedure))
             shared[name] = values;
+    // The server's own threads (HTTP, the traffic runs' control threads) stay off the workers'
+    // CPUs: the first allowed CPU, which automatic placement leaves to them, or those --cpus
+    // leaves free. Workers are pinned to theirs.
+    auto own = util::allowed_cpus();
+    if (base.cpus.empty()) own.resize(1);
+    else own.erase(std::remove_if(own.begin(), own.end(), [&](int c) {
+                       return std::find(base.cpus.begin(), base.cpus.end(), c) != base.cpus.end();
+                   }), own.end());
+    if (util::allowed_cpus().size() > 1) util::restrict_current_thread(own);
     engine::install_interrupt_handlers();
     report::MetricsSink metrics;
     otg::TrafficService service(base, backend::make_backend, {&metrics});

@@ -28,6 +28,14 @@ bool pin_thread(std::thread& t, int cpu) {
     return pthread_setaffinity_np(t.native_handle(), sizeof(set), &set) == 0;
 }
 
+bool restrict_current_thread(const std::vector<int>& cpus) {
+    if (cpus.empty()) return false;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
 int set_thread_nice(int nice) {
     return setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) == 0 ? 0 : errno;
 }

@@ -10,6 +10,9 @@ namespace lr::util {
 std::vector<int> allowed_cpus();
 // Pins `t` to `cpu`; returns false when the kernel refused.
 bool pin_thread(std::thread& t, int cpu);
+// Restricts the calling thread (and the threads it creates later) to `cpus`; false when the
+// kernel refused or `cpus` is empty.
+bool restrict_current_thread(const std::vector<int>& cpus);
 // Sets the calling thread's nice value; returns 0 or the errno of the refusal (EACCES or EPERM
 // without CAP_SYS_NICE).
 int set_thread_nice(int nice);

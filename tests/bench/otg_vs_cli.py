@@ -12,8 +12,10 @@ figure is the sender's ceiling under that control path. Per round:
   continuous) on a `linerate serve` with the same EAL arguments: start, S seconds, stop, then
   frames_tx over the time between the start's reply and the stop's request;
 - api+poll: the same while a client asks for the flow's metrics 10 times a second.
-Prints each round, the medians, api/cli (the OTG server's goal: >= 0.98) and api+poll/api
-(polling at 10 Hz: >= 0.99).
+Prints each round, the medians, and the ratios api/cli (the OTG server's goal: >= 0.98) and
+api+poll/api (polling at 10 Hz: >= 0.99) per round (the three run back to back, so a round's
+ratios share its host conditions) with their median and range. The order of the three rotates
+from round to round.
 """
 import argparse
 import json
@@ -127,19 +129,21 @@ def main():
     ap.add_argument("--linerate", default=os.path.join(HERE, "../../build/src/linerate"))
     a = ap.parse_args()
     res = {"cli": [], "api": [], "api+poll": []}
+    order = list(res)
     for i in range(a.rounds):
-        res["cli"].append(cli(a.linerate, a.seconds))
         server = Server(a.linerate)
         try:
-            res["api"].append(api(server, a.seconds, False))
-            res["api+poll"].append(api(server, a.seconds, True))
+            for mode in order[i % 3:] + order[:i % 3]:
+                res[mode].append(cli(a.linerate, a.seconds) if mode == "cli" else api(server, a.seconds, mode != "api"))
         finally:
             server.stop()
         print(f"round {i + 1}: " + ", ".join(f"{k} {v[-1]:.2f} Mpps" for k, v in res.items()), flush=True)
     med = {k: statistics.median(v) for k, v in res.items()}
     print("medians: " + ", ".join(f"{k} {v:.2f} Mpps" for k, v in med.items()))
-    print(f"api/cli {med['api'] / med['cli']:.3f} (goal >= 0.98); api+poll/api {med['api+poll'] / med['api']:.3f} "
-          f"(goal >= 0.99)")
+    for name, num, den, goal in (("api/cli", "api", "cli", 0.98), ("api+poll/api", "api+poll", "api", 0.99)):
+        r = [x / y for x, y in zip(res[num], res[den])]
+        print(f"{name} per round: median {statistics.median(r):.3f} (range {min(r):.3f}-{max(r):.3f}; "
+              f"goal >= {goal})")
 
 
 if __name__ == "__main__":
