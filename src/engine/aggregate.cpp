@@ -43,18 +43,7 @@ std::vector<result::FlowResult> merge_flows(const std::vector<TxStreams>& tx,
             r.reordered += c.reordered;
             r.duplicates += c.duplicates;
             r.late += c.late;
-            if (s < rr->flow_totals.size()) {
-                const auto& x = rr->flow_totals[s];
-                r.received_bytes += x.bytes;
-                if (x.lat_n) {
-                    r.latency_min_ns = r.latency_n ? std::min(r.latency_min_ns, x.lat_min) : x.lat_min;
-                    r.latency_max_ns = std::max(r.latency_max_ns, x.lat_max);
-                    r.latency_n += x.lat_n;
-                    r.latency_sum_ns += x.lat_sum;
-                }
-                if (x.first_ns && (!r.first_rx_ns || x.first_ns < r.first_rx_ns)) r.first_rx_ns = x.first_ns;
-                r.last_rx_ns = std::max(r.last_rx_ns, x.last_ns);
-            }
+            if (s < rr->flow_totals.size()) r.rx.merge(rr->flow_totals[s]);
             gaps[s] += st[s].seq.gaps();
             if (c.received > best[s]) {  // a stream normally lands on one queue
                 best[s] = c.received;

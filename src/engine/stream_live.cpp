@@ -8,7 +8,9 @@ StreamLiveCollector::StreamLiveCollector(const spec::RunSpec& spec, TrialOutputs
     if (spec.single_fixed_stream()) return;
     const auto mix = spec.mix();
     for (uint32_t s = 0; s < mix.size(); ++s) {
-        streams_.push_back({s, mix[s].name});
+        streams_.emplace_back();
+        streams_.back().index = s;
+        streams_.back().name = mix[s].name;
         stream_of_flow_.insert(stream_of_flow_.end(), spec.stream_flows(mix[s]), s);
     }
     tx_.resize(out.shares_live.size());
@@ -23,7 +25,12 @@ const std::vector<result::StreamLive>& StreamLiveCollector::take() {
         if (auto* x = out_.shares_live[k].get(); x && tx_[k].ready(*x)) last_tx_[k] = x->buf;
     for (size_t k = 0; k < rx_.size(); ++k)
         if (auto* x = out_.rx_results[k].flows_live.get(); x && rx_[k].ready(*x)) last_rx_[k] = x->buf;
-    for (auto& st : streams_) st = result::StreamLive{st.index, std::move(st.name)};  // counts from zero
+    for (auto& st : streams_) {  // counts from zero
+        result::StreamLive fresh;
+        fresh.index = st.index;
+        fresh.name = std::move(st.name);
+        st = std::move(fresh);
+    }
     for (size_t k = 0; k < last_tx_.size(); ++k)
         if (const auto& p = out_.programs[k])
             for (size_t s = 0; s < last_tx_[k].size() && s < p->shares.size(); ++s) {
@@ -40,15 +47,7 @@ const std::vector<result::StreamLive>& StreamLiveCollector::take() {
             st.reordered += c.reordered;
             st.duplicates += c.duplicates;
             st.late += c.late;
-            st.received_bytes += c.bytes;
-            if (c.lat_n) {
-                st.latency_min_ns = st.latency_n ? std::min(st.latency_min_ns, c.lat_min) : c.lat_min;
-                st.latency_max_ns = std::max(st.latency_max_ns, c.lat_max);
-                st.latency_n += c.lat_n;
-                st.latency_sum_ns += c.lat_sum;
-            }
-            if (c.first_ns && (!st.first_rx_ns || c.first_ns < st.first_rx_ns)) st.first_rx_ns = c.first_ns;
-            st.last_rx_ns = std::max(st.last_rx_ns, c.last_ns);
+            st.rx.merge(c.totals);
         }
     for (size_t k = 0; k < tx_.size(); ++k)
         if (auto* x = out_.shares_live[k].get()) tx_[k].ask(*x);

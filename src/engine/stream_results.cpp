@@ -70,9 +70,7 @@ void stream_results(result::TrialResult& r, const spec::RunSpec& spec, const std
                 st.duplicates += f.duplicates;
                 st.late += f.late;
                 st.jitter_ns = std::max(st.jitter_ns, f.jitter_ns);
-                st.received_bytes += f.received_bytes;
-                if (f.first_rx_ns && (!st.first_rx_ns || f.first_rx_ns < st.first_rx_ns)) st.first_rx_ns = f.first_rx_ns;
-                st.last_rx_ns = std::max(st.last_rx_ns, f.last_rx_ns);
+                st.rx.merge(f.rx);
             }
             if (mix.size() == 1) {
                 st.latency = result::summarize(r.latency);

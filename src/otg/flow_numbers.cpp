@@ -19,6 +19,16 @@ FlowNumbers FlowNumbers::since(const FlowNumbers& base) const {
     return d;
 }
 
+void FlowNumbers::take_rx(const stats::FlowRxTotals& t) {
+    bytes_rx = t.bytes;
+    lat_n = t.lat_n;
+    lat_sum_ns = t.lat_sum;
+    lat_min_ns = t.min_ns();
+    lat_max_ns = t.lat_max;
+    first_rx_ns = t.first_ns;
+    last_rx_ns = t.last_ns;
+}
+
 double FlowNumbers::loss_pct() const {
     if (frames_tx == 0) return 0;
     const uint64_t lost = frames_tx > frames_rx ? frames_tx - frames_rx : 0;
@@ -30,16 +40,10 @@ FlowNumbers live_numbers(const result::StreamLive& s) {
     n.frames_tx = s.sent;
     n.bytes_tx = s.sent_bytes;
     n.frames_rx = s.received;
-    n.bytes_rx = s.received_bytes;
     n.reordered = s.reordered;
     n.duplicates = s.duplicates;
     n.late = s.late;
-    n.lat_n = s.latency_n;
-    n.lat_sum_ns = s.latency_sum_ns;
-    n.lat_min_ns = s.latency_min_ns;
-    n.lat_max_ns = s.latency_max_ns;
-    n.first_rx_ns = s.first_rx_ns;
-    n.last_rx_ns = s.last_rx_ns;
+    n.take_rx(s.rx);
     return n;
 }
 
@@ -50,20 +54,11 @@ FlowNumbers final_numbers(const result::TrialResult& r, size_t stream) {
     n.frames_tx = s.sent;
     n.bytes_tx = s.sent_bytes;
     n.frames_rx = s.received;
-    n.bytes_rx = s.received_bytes;
     n.reordered = s.reordered;
     n.duplicates = s.duplicates;
     n.late = s.late;
-    n.first_rx_ns = s.first_rx_ns;
-    n.last_rx_ns = s.last_rx_ns;
     n.jitter_ns = s.jitter_ns;
-    for (const auto& f : r.flows) {
-        if (f.stream < s.first_flow || f.stream >= s.first_flow + s.flows || !f.latency_n) continue;
-        n.lat_min_ns = n.lat_n ? std::min(n.lat_min_ns, f.latency_min_ns) : f.latency_min_ns;
-        n.lat_max_ns = std::max(n.lat_max_ns, f.latency_max_ns);
-        n.lat_n += f.latency_n;
-        n.lat_sum_ns += f.latency_sum_ns;
-    }
+    n.take_rx(s.rx);
     return n;
 }
 

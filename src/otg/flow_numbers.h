@@ -22,6 +22,7 @@ struct FlowNumbers {
     // differences; the extremes and times are kept (they cover every start of the trial).
     FlowNumbers since(const FlowNumbers& base) const;
     double loss_pct() const;  // of frames_tx, frames_tx - frames_rx (0 when nothing was sent)
+    void take_rx(const stats::FlowRxTotals& t);  // bytes_rx, the latency totals and arrival times
 };
 
 // A flow's numbers while its trial runs.

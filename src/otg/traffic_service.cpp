@@ -267,40 +267,35 @@ json TrafficService::config() const {
 
 // ---- Traffic -----------------------------------------------------------------------------
 
-std::vector<size_t> TrafficService::flow_indexes(const json& names, const std::string& path) const {
+// The indexes of the items `names` lists (a JSON list of names; none or empty: all of them),
+// refusing an unknown one at its place in the list.
+template <class T>
+std::vector<size_t> indexes_by_name(const std::vector<T>& items, const json& names, const std::string& path,
+                                    const char* what) {
     std::vector<size_t> out;
-    if (!cfg_) refuse("", "no configuration: set one first (POST /config)");
     if (names.is_null() || (names.is_array() && names.empty())) {
-        for (size_t i = 0; i < cfg_->flows.size(); ++i) out.push_back(i);
+        for (size_t i = 0; i < items.size(); ++i) out.push_back(i);
         return out;
     }
-    if (!names.is_array()) refuse(path, "a list of flow names");
+    if (!names.is_array()) refuse(path, fmt::format("a list of {} names", what));
     for (size_t k = 0; k < names.size(); ++k) {
         const auto& n = names[k];
-        const auto it = std::find_if(cfg_->flows.begin(), cfg_->flows.end(),
-                                     [&](const OtgFlow& f) { return n.is_string() && f.name == n.get<std::string>(); });
-        if (it == cfg_->flows.end()) refuse(fmt::format("{}[{}]", path, k), fmt::format("no flow named {}", n.dump()));
-        out.push_back(static_cast<size_t>(it - cfg_->flows.begin()));
+        const auto it = std::find_if(items.begin(), items.end(),
+                                     [&](const T& x) { return n.is_string() && x.name == n.get<std::string>(); });
+        if (it == items.end()) refuse(fmt::format("{}[{}]", path, k), fmt::format("no {} named {}", what, n.dump()));
+        out.push_back(static_cast<size_t>(it - items.begin()));
     }
     return out;
 }
 
-std::vector<size_t> TrafficService::port_indexes(const json& names, const std::string& path) const {
-    std::vector<size_t> out;
+std::vector<size_t> TrafficService::flow_indexes(const json& names, const std::string& path) const {
     if (!cfg_) refuse("", "no configuration: set one first (POST /config)");
-    if (names.is_null() || (names.is_array() && names.empty())) {
-        for (size_t i = 0; i < cfg_->ports.size(); ++i) out.push_back(i);
-        return out;
-    }
-    if (!names.is_array()) refuse(path, "a list of port names");
-    for (size_t k = 0; k < names.size(); ++k) {
-        const auto& n = names[k];
-        const auto it = std::find_if(cfg_->ports.begin(), cfg_->ports.end(),
-                                     [&](const OtgPort& p) { return n.is_string() && p.name == n.get<std::string>(); });
-        if (it == cfg_->ports.end()) refuse(fmt::format("{}[{}]", path, k), fmt::format("no port named {}", n.dump()));
-        out.push_back(static_cast<size_t>(it - cfg_->ports.begin()));
-    }
-    return out;
+    return indexes_by_name(cfg_->flows, names, path, "flow");
+}
+
+std::vector<size_t> TrafficService::port_indexes(const json& names, const std::string& path) const {
+    if (!cfg_) refuse("", "no configuration: set one first (POST /config)");
+    return indexes_by_name(cfg_->ports, names, path, "port");
 }
 
 bool TrafficService::any_transmitting() const {

@@ -152,8 +152,18 @@ void MetricsSink::streams_live(const std::vector<result::StreamLive>& v) {
 void MetricsSink::trial_finished(const result::TrialResult& r) {
     // The streams' final counts (the live ones are up to an interval old).
     std::vector<result::StreamLive> fin;
-    for (const auto& s : r.streams) fin.push_back({s.index, s.name, s.sent, s.received, s.lost, s.reordered,
-                                                   s.duplicates, s.late});
+    for (const auto& s : r.streams) {
+        result::StreamLive l;
+        l.index = s.index;
+        l.name = s.name;
+        l.sent = s.sent;
+        l.received = s.received;
+        l.gaps = s.lost;
+        l.reordered = s.reordered;
+        l.duplicates = s.duplicates;
+        l.late = s.late;
+        fin.push_back(std::move(l));
+    }
     if (fin.size() > 1 || (fin.size() == 1 && (fin[0].index > 0 || named_streams_))) streams_live(fin);
     const auto& h = r.latency;
     if (!h.count()) return;

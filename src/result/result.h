@@ -9,6 +9,7 @@
 #include "packet/signature.h"
 #include "spec/run_spec.h"
 #include "stats/capture.h"
+#include "stats/flow_totals.h"
 #include "stats/gaps.h"
 #include "stats/latency.h"
 #include "stats/snapshot.h"
@@ -61,9 +62,7 @@ struct FlowResult {
     uint64_t lost = 0;      // sent - received when the sender is known; else sequence gaps
     uint64_t reordered = 0, duplicates = 0, late = 0;
     double jitter_ns = 0;   // RFC 3550
-    uint64_t received_bytes = 0;        // of every frame that arrived (FCS included, duplicates too)
-    uint64_t latency_n = 0, latency_sum_ns = 0, latency_min_ns = 0, latency_max_ns = 0;  // frames with a timestamp
-    uint64_t first_rx_ns = 0, last_rx_ns = 0;  // receive clock (CLOCK_MONOTONIC) of the first and last (0: none)
+    stats::FlowRxTotals rx;  // bytes, latency sum and extremes, arrival times (controlled trials)
     // Sender unknown: sequence gaps more than 1000 times what arrived (a stray or forged frame
     // with a huge sequence) are an anomaly, reported, never counted as loss.
     bool implausible = false;
@@ -86,8 +85,7 @@ struct StreamResult {
     uint64_t sent = 0, sent_bytes = 0;  // frames and bytes (FCS included) the devices took
     uint64_t unsigned_sent = 0;  // of those, unsigned (replayed records without room): not measured
     uint64_t received = 0, lost = 0, reordered = 0, duplicates = 0, late = 0;
-    uint64_t received_bytes = 0;             // of its frames that arrived (FCS included)
-    uint64_t first_rx_ns = 0, last_rx_ns = 0;  // receive clock (CLOCK_MONOTONIC) of its first and last (0: none)
+    stats::FlowRxTotals rx;  // its flows' (controlled trials): bytes received, latency sum and extremes, arrival times
     double jitter_ns = 0;       // the largest of its flows'
     double requested_pps = 0;   // its own rate (0: unpaced)
     double tx_pps = 0;          // sent over the TX phase
@@ -102,9 +100,8 @@ struct StreamLive {
     std::string name;
     uint64_t sent = 0;
     uint64_t received = 0, gaps = 0, reordered = 0, duplicates = 0, late = 0;  // gaps: open sequence gaps
-    uint64_t sent_bytes = 0, received_bytes = 0;  // FCS included
-    uint64_t latency_n = 0, latency_sum_ns = 0, latency_min_ns = 0, latency_max_ns = 0;  // frames with a timestamp
-    uint64_t first_rx_ns = 0, last_rx_ns = 0;  // receive clock (CLOCK_MONOTONIC; 0: none yet)
+    uint64_t sent_bytes = 0;  // FCS included
+    stats::FlowRxTotals rx;   // its flows' (controlled trials)
 };
 
 // Gaps between departures (sender) or arrivals (receiver), from one clock read per burst.

@@ -8,15 +8,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "stats/flow_totals.h"
+
 namespace lr::stats {
 
 // A receiver's live counts of one flow.
 struct FlowLive {
     uint64_t received = 0, gaps = 0, reordered = 0, duplicates = 0, late = 0;
-    uint64_t bytes = 0;                     // of its frames received (FCS included), duplicates too
-    uint64_t lat_n = 0, lat_sum = 0;        // frames with a timestamp, and their latencies' sum (ns)
-    uint64_t lat_min = 0, lat_max = 0;      // (valid when lat_n > 0)
-    uint64_t first_ns = 0, last_ns = 0;     // the receive clock of its first and last frame (0: none)
+    FlowRxTotals totals;  // when the receiver keeps them
 };
 
 // A sender's live counts of one stream share: frames and bytes (FCS included) planned so far.

@@ -24,10 +24,8 @@ void RxMeasure::copy_flows() {
     for (size_t f = 0; f < buf.size() && f < out_->streams.size(); ++f) {
         const auto& t = out_->streams[f].seq;
         const auto& c = t.counts();
-        static const FlowRxTotals none;
-        const auto& x = f < out_->flow_totals.size() ? out_->flow_totals[f] : none;
-        buf[f] = {c.received, t.gaps(), c.reordered, c.duplicates, c.late, x.bytes, x.lat_n, x.lat_sum,
-                  x.lat_n ? x.lat_min : 0, x.lat_max, x.first_ns, x.last_ns};
+        buf[f] = {c.received, t.gaps(), c.reordered, c.duplicates, c.late,
+                  f < out_->flow_totals.size() ? out_->flow_totals[f] : FlowRxTotals{}};
     }
     flows_live_->answer(flows_seen_);
 }

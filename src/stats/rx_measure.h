@@ -19,15 +19,6 @@
 
 namespace lr::stats {
 
-// Per flow, beside its sequence tracking: what its frames brought and when (kept when the
-// receiver is asked to: RxMeasure's flow_totals).
-struct FlowRxTotals {
-    uint64_t bytes = 0;                  // FCS included, every frame of the flow (duplicates too)
-    uint64_t lat_n = 0, lat_sum = 0;     // frames with a timestamp, and their latencies' sum (ns)
-    uint64_t lat_min = ~0ull, lat_max = 0;
-    uint64_t first_ns = 0, last_ns = 0;  // the receive clock of its first and last burst (0: none)
-};
-
 struct StreamRx {
     SeqTracker seq;
     Jitter jitter;

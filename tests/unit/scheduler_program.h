@@ -6,7 +6,7 @@
 
 #include "worker/stream_scheduler.h"
 
-namespace test_support {
+namespace lr::test_support {
 
 struct SchedulerProgram {
     lr::worker::TxProgram p;
@@ -34,4 +34,4 @@ inline std::vector<lr::worker::PlannedFrame> due_frames(lr::worker::StreamSchedu
     return out;
 }
 
-}  // namespace test_support
+}  // namespace lr::test_support

@@ -162,20 +162,20 @@ TEST(ControlledTrial, StreamsStartAndStopWhenToldAndEveryFrameIsCounted) {
     EXPECT_EQ(once.sent, 500u);
     EXPECT_EQ(once.received, 500u);
     EXPECT_EQ(once.sent_bytes, 500u * 200);
-    EXPECT_EQ(once.received_bytes, 500u * 200);
+    EXPECT_EQ(once.rx.bytes, 500u * 200);
     EXPECT_GT(steady.sent, 200u) << "2 kpps for the 100 ms before the second stream, and its 100 ms";
     EXPECT_EQ(steady.received, steady.sent);
     EXPECT_EQ(steady.lost, 0u);
-    EXPECT_EQ(steady.received_bytes, steady.sent * 100);
-    EXPECT_GT(once.first_rx_ns, steady.first_rx_ns) << "the second stream started later";
-    EXPECT_GE(once.last_rx_ns, once.first_rx_ns);
+    EXPECT_EQ(steady.rx.bytes, steady.sent * 100);
+    EXPECT_GT(once.rx.first_ns, steady.rx.first_ns) << "the second stream started later";
+    EXPECT_GE(once.rx.last_ns, once.rx.first_ns);
     // The flows' latency totals: one per frame with a timestamp.
     uint64_t timed = 0;
     for (const auto& f : r.flows) {
-        timed += f.latency_n;
-        if (f.latency_n) {
-            EXPECT_LE(f.latency_min_ns, f.latency_max_ns);
-            EXPECT_GE(f.latency_sum_ns, f.latency_n * f.latency_min_ns);
+        timed += f.rx.lat_n;
+        if (f.rx.lat_n) {
+            EXPECT_LE(f.rx.lat_min, f.rx.lat_max);
+            EXPECT_GE(f.rx.lat_sum, f.rx.lat_n * f.rx.lat_min);
         }
     }
     EXPECT_EQ(timed, steady.received + once.received);
@@ -183,7 +183,7 @@ TEST(ControlledTrial, StreamsStartAndStopWhenToldAndEveryFrameIsCounted) {
     ASSERT_GE(script.seen.size(), 5u);
     bool once_seen_sending = false, steady_seen_arriving = false;
     for (const auto& v : script.seen) {
-        steady_seen_arriving |= v[0].received > 0 && v[0].received_bytes == v[0].received * 100;
+        steady_seen_arriving |= v[0].received > 0 && v[0].rx.bytes == v[0].received * 100;
         ASSERT_EQ(v.size(), 2u);
         EXPECT_LE(v[1].sent, 500u);
         EXPECT_LE(v[1].received, v[1].sent);

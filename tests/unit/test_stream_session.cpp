@@ -166,7 +166,15 @@ TEST(StreamSession, EachStreamsCountsAreSeenLiveEveryInterval) {
 
 TEST(StreamSession, TheExporterNamesAtMostAHundredStreams) {
     std::vector<result::StreamLive> v;
-    for (uint32_t i = 0; i < 150; ++i) v.push_back({i, fmt::format("s{}", i + 1), 10, 9, 1, 0, 0, 0});
+    for (uint32_t i = 0; i < 150; ++i) {
+        result::StreamLive s;
+        s.index = i;
+        s.name = fmt::format("s{}", i + 1);
+        s.sent = 10;
+        s.received = 9;
+        s.gaps = 1;
+        v.push_back(s);
+    }
     const auto g = report::stream_values(v);
     std::set<std::string> names;
     double other_tx = 0;

@@ -15,6 +15,7 @@
 #include "usage_error.h"
 #include "worker/frame_composer.h"
 #include "worker/stream_scheduler.h"
+#include "scheduler_program.h"
 
 using namespace lr;
 
@@ -178,35 +179,9 @@ TEST(StreamRates, SharesOfTheRunsRateCountsAndBitRatesAtTheMeanSize) {
     expect_usage([&] { spec::stream_rates(s, 0); }, "give each stream a count= of its own");
 }
 
-namespace {
+using Prog = test_support::SchedulerProgram;
+using test_support::due_frames;
 
-// A program of shares for the scheduler alone: templates are indexes, nothing is written.
-struct Prog {
-    worker::TxProgram p;
-    Prog() { p.progress = std::make_shared<std::vector<worker::StreamProgress>>(4); }
-    worker::StreamShare& add(uint32_t stream, uint32_t flows = 1) {
-        worker::StreamShare sh;
-        sh.stream = stream;
-        sh.flows = flows;
-        for (uint32_t f = 0; f < flows; ++f) {
-            sh.templates.push_back(static_cast<uint32_t>(p.templates.size()));
-            p.templates.emplace_back();
-        }
-        sh.sizes = {64};
-        sh.size_row = {0};
-        p.shares.push_back(sh);
-        (*p.progress)[stream].shares = 1;
-        return p.shares.back();
-    }
-};
-
-std::vector<worker::PlannedFrame> drain(worker::StreamScheduler& s, uint64_t now, uint32_t room) {
-    std::vector<worker::PlannedFrame> out(room);
-    out.resize(s.next(now, room, out.data()));
-    return out;
-}
-
-}  // namespace
 
 TEST(StreamScheduler, UnpacedSharesTakeExactlyTheirWeightEveryPeriodWithoutTrains) {
     Prog g;
@@ -214,7 +189,7 @@ TEST(StreamScheduler, UnpacedSharesTakeExactlyTheirWeightEveryPeriodWithoutTrain
     g.add(1).weight = 0.75;
     worker::StreamScheduler s(g.p, 64);
     s.start(0);
-    const auto f = drain(s, 0, 400);
+    const auto f = due_frames(s, 0, 400);
     ASSERT_EQ(f.size(), 400u);
     int n0 = 0, run = 0, longest = 0;
     for (size_t i = 0; i < f.size(); ++i) {
@@ -243,7 +218,7 @@ TEST(StreamScheduler, CountsEndSharesAndSizesFollowThePeriod) {
     g.p.shares[1].count = 10;
     worker::StreamScheduler s(g.p, 64);
     s.start(0);
-    const auto f = drain(s, 0, 100);
+    const auto f = due_frames(s, 0, 100);
     EXPECT_EQ(f.size(), 40u) << "both shares ended: nothing more";
     EXPECT_TRUE(s.done());
     uint64_t sizes = s.planned_size(0, 0) + s.planned_size(0, 1) + s.planned_size(0, 2);
@@ -277,7 +252,7 @@ TEST(StreamScheduler, PacedSharesKeepTheirOwnRatesAndBurstsTheirGaps) {
     s.start(0);
     std::map<uint32_t, int> n;
     for (uint64_t t = 0; t <= 100'000'000; t += 100'000)  // 100 ms in 0.1 ms steps
-        for (const auto& x : drain(s, t, 64)) ++n[x.share];
+        for (const auto& x : due_frames(s, t, 64)) ++n[x.share];
     EXPECT_NEAR(n[0], 100, 1) << "1000 pps for 100 ms";
     EXPECT_EQ(n[1], 6) << "two bursts of three, then done";
     EXPECT_FALSE(s.done()) << "share 0 runs on";
@@ -290,10 +265,10 @@ TEST(StreamScheduler, PacedSharesKeepTheirOwnRatesAndBurstsTheirGaps) {
     c.weight = 1;
     worker::StreamScheduler u(h.p, 64);
     u.start(0);
-    EXPECT_EQ(drain(u, 0, 64).size(), 2u) << "the first burst, unpaced";
-    EXPECT_EQ(drain(u, 4'000'000, 64).size(), 0u) << "in the gap";
+    EXPECT_EQ(due_frames(u, 0, 64).size(), 2u) << "the first burst, unpaced";
+    EXPECT_EQ(due_frames(u, 4'000'000, 64).size(), 0u) << "in the gap";
     EXPECT_EQ(u.next_due(4'000'000), 5'000'000u);
-    EXPECT_EQ(drain(u, 5'000'000, 64).size(), 2u) << "the second burst";
+    EXPECT_EQ(due_frames(u, 5'000'000, 64).size(), 2u) << "the second burst";
     EXPECT_TRUE(u.done());
 }
 
@@ -312,14 +287,14 @@ TEST(StreamScheduler, DelaysAndChainsStartSharesInOrder) {
     c.delay_ns = 2'000'000;
     worker::StreamScheduler s(g.p, 64);
     s.start(0);
-    auto f = drain(s, 0, 64);
+    auto f = due_frames(s, 0, 64);
     ASSERT_EQ(f.size(), 5u) << "only a: b waits for it, c for its delay";
     for (const auto& x : f) EXPECT_EQ(x.share, 0u);
     s.for_each_newly_done([&](uint32_t x) { (*g.p.progress)[g.p.shares[x].stream].done_shares.fetch_add(1); });
-    f = drain(s, 1'000'000, 64);
+    f = due_frames(s, 1'000'000, 64);
     ASSERT_EQ(f.size(), 5u) << "a is done on every queue: b starts";
     for (const auto& x : f) EXPECT_EQ(x.share, 1u);
-    f = drain(s, 2'000'000, 64);
+    f = due_frames(s, 2'000'000, 64);
     ASSERT_EQ(f.size(), 5u) << "c at its delay";
     for (const auto& x : f) EXPECT_EQ(x.share, 2u);
     EXPECT_TRUE(s.done());
@@ -335,11 +310,11 @@ TEST(StreamScheduler, FramesTheDeviceCouldNotTakeAreSentLaterWithTheirSizesAndFl
     a.period = {0, 1};
     worker::StreamScheduler s(g.p, 64);
     s.start(0);
-    auto f = drain(s, 0, 8);
+    auto f = due_frames(s, 0, 8);
     ASSERT_EQ(f.size(), 8u);
     s.unplan(f.data() + 5, 3);  // the device took five
     EXPECT_EQ(s.planned(0), 5u);
-    const auto rest = drain(s, 0, 64);
+    const auto rest = due_frames(s, 0, 64);
     ASSERT_EQ(rest.size(), 5u) << "the count is kept: five more";
     EXPECT_EQ(rest[0].tmpl, f[5].tmpl) << "the same flow and size as the frame taken back";
     EXPECT_EQ(rest[0].size_idx, f[5].size_idx);
@@ -359,8 +334,8 @@ TEST(StreamScheduler, EndlessBurstsKeepTheirGapsAndNeverEnd) {
     s.start(0);
     for (uint64_t burst = 0; burst < 100; ++burst) {
         const uint64_t t = burst * 5'000'000;
-        EXPECT_EQ(drain(s, t, 64).size(), 2u) << "burst " << burst;
-        EXPECT_EQ(drain(s, t + 4'000'000, 64).size(), 0u) << "in the gap after burst " << burst;
+        EXPECT_EQ(due_frames(s, t, 64).size(), 2u) << "burst " << burst;
+        EXPECT_EQ(due_frames(s, t + 4'000'000, 64).size(), 0u) << "in the gap after burst " << burst;
         EXPECT_EQ(s.next_due(t + 4'000'000), t + 5'000'000);
         EXPECT_FALSE(s.done());
     }
@@ -388,7 +363,7 @@ TEST(StreamPrograms, EndlessBurstsArePacedBurstsWithoutACount) {
     s.start(0);
     std::vector<uint64_t> at;
     for (uint64_t t = 0; t <= 1'000'000'000; t += 100'000)
-        for (size_t k = drain(s, t, 64).size(); k > 0; --k) at.push_back(t);
+        for (size_t k = due_frames(s, t, 64).size(); k > 0; --k) at.push_back(t);
     EXPECT_FALSE(s.done());
     ASSERT_GT(at.size(), 200u) << "a second of bursts";
     size_t in_burst = 1;
