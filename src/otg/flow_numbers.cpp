@@ -35,7 +35,11 @@ double FlowNumbers::loss_pct() const {
     return 100.0 * static_cast<double>(lost) / static_cast<double>(frames_tx);
 }
 
-FlowNumbers live_numbers(const result::StreamLive& s) {
+namespace {
+
+// A stream's counts, live (result::StreamLive) or final (result::StreamResult): the same names.
+template <class Stream>
+FlowNumbers numbers_of(const Stream& s) {
     FlowNumbers n;
     n.frames_tx = s.sent;
     n.bytes_tx = s.sent_bytes;
@@ -47,18 +51,14 @@ FlowNumbers live_numbers(const result::StreamLive& s) {
     return n;
 }
 
+}  // namespace
+
+FlowNumbers live_numbers(const result::StreamLive& s) { return numbers_of(s); }
+
 FlowNumbers final_numbers(const result::TrialResult& r, size_t stream) {
-    FlowNumbers n;
-    if (stream >= r.streams.size()) return n;
-    const auto& s = r.streams[stream];
-    n.frames_tx = s.sent;
-    n.bytes_tx = s.sent_bytes;
-    n.frames_rx = s.received;
-    n.reordered = s.reordered;
-    n.duplicates = s.duplicates;
-    n.late = s.late;
-    n.jitter_ns = s.jitter_ns;
-    n.take_rx(s.rx);
+    if (stream >= r.streams.size()) return {};
+    auto n = numbers_of(r.streams[stream]);
+    n.jitter_ns = r.streams[stream].jitter_ns;
     return n;
 }
 
