@@ -80,6 +80,8 @@ const volatile __u8 match_udp = 1;
 const volatile __u8 match_tcp = 1;
 const volatile __u16 src_port_lo = 0, src_port_hi = 65535;
 const volatile __u16 dst_port_lo = 0, dst_port_hi = 65535;
+/* Every frame, whatever it is (linerate impair forwards all of them, ARP and ND included). */
+const volatile __u8 match_all = 0;
 
 static __always_inline int lr_match(const struct lr_wire_hdrs *h)
 {

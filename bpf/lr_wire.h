@@ -169,23 +169,38 @@ static inline int lr_wire_csum_ok(const struct lr_wire_hdrs *h, const __u8 *end)
     return sum == 0xffff;
 }
 
+/* How a receiver checks the run nonce. */
+#define LR_NONCE_EXACT 0 /* all 32 bits: the signature's half and the IP header's */
+#define LR_NONCE_ANY 1   /* any run's */
+#define LR_NONCE_SIG 2   /* the signature's half alone: the frames come back through a host's own stack (a UDP
+                          * echo service), which writes an IP header of its own */
+
+static inline int lr_nonce_ok(int mode, __u32 got, __u32 want)
+{
+    if (mode == LR_NONCE_ANY)
+        return 1;
+    if (mode == LR_NONCE_SIG)
+        return ((got ^ want) & 0xffff) == 0;
+    return got == want;
+}
+
 /* Classifies a frame whose headers lr_wire_walk found (see lr_wire_classify). */
-static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u32 nonce, int any_nonce,
+static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u32 nonce, int nonce_mode,
                                           __u32 streams, int csum_verified, struct lr_wire_sig *s);
 
-/* Classifies a received frame: `nonce` is the run's (any nonce is accepted when `any_nonce`
- * is set: a reflector accepts every run's frames, but only well-formed ones), `streams` the
+/* Classifies a received frame: `nonce` is the run's, checked as `nonce_mode` says (LR_NONCE_ANY:
+ * a reflector accepts every run's frames, but only well-formed ones), `streams` the
  * number of valid stream ids; `csum_verified`: the device already verified the L4 checksum
  * (a NIC's receive offload), so it is not summed again. Never reads outside [p, end). */
-static inline int lr_wire_classify(const __u8 *p, const __u8 *end, __u32 nonce, int any_nonce, __u32 streams,
+static inline int lr_wire_classify(const __u8 *p, const __u8 *end, __u32 nonce, int nonce_mode, __u32 streams,
                                    int csum_verified, struct lr_wire_hdrs *h, struct lr_wire_sig *s)
 {
     if (!lr_wire_walk(p, end, h))
         return LR_FOREIGN;
-    return lr_wire_classify_walked(h, end, nonce, any_nonce, streams, csum_verified, s);
+    return lr_wire_classify_walked(h, end, nonce, nonce_mode, streams, csum_verified, s);
 }
 
-static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u32 nonce, int any_nonce,
+static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __u8 *end, __u32 nonce, int nonce_mode,
                                           __u32 streams, int csum_verified, struct lr_wire_sig *s)
 {
     const __u8 *l4 = h->l4;
@@ -222,7 +237,7 @@ static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __
             s->nonce = hi | lr_rd16(sig + LR_UDP_SHORT_NONCE);
             s->stream = lr_rd16(sig + LR_UDP_SHORT_STREAM);
         }
-        if (!any_nonce && s->nonce != nonce)
+        if (!lr_nonce_ok(nonce_mode, s->nonce, nonce))
             return LR_STALE;
         /* Magic and nonce match: from here on a failure is "malformed", never "ours". */
         if (lr_rd16(l4 + 6) == 0) /* linerate always sends a UDP checksum */
@@ -233,7 +248,7 @@ static inline int lr_wire_classify_walked(const struct lr_wire_hdrs *h, const __
         if (lr_rd16(l4 + LR_TCP_MAGIC) != LR_SIG_MAGIC)
             return LR_FOREIGN;
         s->nonce = hi | lr_rd16(l4 + LR_TCP_NONCE);
-        if (!any_nonce && s->nonce != nonce)
+        if (!lr_nonce_ok(nonce_mode, s->nonce, nonce))
             return LR_STALE;
         if ((l4[12] >> 4) != 5) /* data offset: linerate's SYNs carry no options */
             return LR_MALFORMED;

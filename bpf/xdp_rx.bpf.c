@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* linerate's XDP receive program: hands linerate's frames to the AF_XDP socket of their
  * receive queue, where user space classifies them with the same rules (lr_wire.h); passes
- * everything else (ARP, ND, ICMP, other traffic) to the kernel. A frame goes to user space
+ * everything else (ARP, ND, ICMP, other traffic) to the kernel, unless told to take every
+ * frame (match_all: linerate impair forwards them all). A frame goes to user space
  * when it carries the signature's magic (ours, another run's, or malformed: user space counts
  * each) or is UDP/TCP to the test ports (counted there as foreign). Counts per queue. */
 #include "lr_classify.bpf.h"
@@ -32,8 +33,8 @@ int lr_xdp_rx(struct xdp_md *ctx)
     struct lr_wire_hdrs h;
     struct lr_wire_sig s;
     /* Steering needs no checksum: ours and malformed both go to user space, which tells them apart. */
-    if (!lr_wire_walk(data, end, &h) ||
-        (lr_wire_classify_walked(&h, end, 0, 1, 0x10000, 1, &s) == LR_FOREIGN && !lr_match(&h))) {
+    if (!match_all && (!lr_wire_walk(data, end, &h) ||
+        (lr_wire_classify_walked(&h, end, 0, 1, 0x10000, 1, &s) == LR_FOREIGN && !lr_match(&h)))) {
         if (st)
             st->passed++;
         return XDP_PASS;

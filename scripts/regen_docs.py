@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Regenerates the generated parts of the docs from the binary: the option references in
 docs/usage.md (`linerate options run|reflect|procedures`), the stream keys in
-docs/streams.md (`linerate options stream`) and the server's options in docs/otg.md
-(`linerate options serve`). The unit tests fail when they differ.
+docs/streams.md (`linerate options stream`), the server's options in docs/otg.md
+(`linerate options serve`), the emulator's in docs/impair.md (`linerate options impair`) and
+the connection rate's in docs/connect.md (`linerate options connect`). The unit tests fail when
+they differ.
 
     python3 scripts/regen_docs.py [build/src/linerate]
 """
@@ -29,7 +31,7 @@ def regen(doc, name):
     return True
 
 
-for doc, names in (("usage.md", ("run", "reflect", "procedures")), ("streams.md", ("stream",)), ("otg.md", ("serve",))):
+for doc, names in (("usage.md", ("run", "reflect", "procedures")), ("streams.md", ("stream",)), ("otg.md", ("serve",)), ("impair.md", ("impair",)), ("connect.md", ("connect",))):
     for n in names:
         if os.path.exists(os.path.join(ROOT, "docs", doc)):
             print(f"{doc}: {n}: {'regenerated' if regen(doc, n) else 'no markers'}")

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "cli/connect_cmd.h"
+#include "cli/impair_cmd.h"
 #include "cli/procedure_cmd.h"
 #include "cli/reflect_cmd.h"
 #include "cli/report_cmd.h"
@@ -33,6 +35,10 @@ int main(int argc, char** argv) {
     report.add_to(app);
     lr::cli::ServeCommand serve;
     serve.add_to(app);
+    lr::cli::ImpairCommand impair;
+    impair.add_to(app);
+    lr::cli::ConnectCommand connect;
+    connect.add_to(app);
 #ifdef LINERATE_HAVE_AFXDP
     lr::cli::ProbeCommand probe;
     probe.add_to(app);
@@ -41,9 +47,9 @@ int main(int argc, char** argv) {
     std::string options_of = "run";
     auto* options = app.add_subcommand("options", "Print the option reference of a command as Markdown (docs/usage.md)");
     options->add_option("command", options_of,
-                        "run, reflect, procedures (the options only the procedures take), serve or stream (the keys of "
-                        "--stream)")
-        ->check(CLI::IsMember({"run", "reflect", "procedures", "serve", "stream"}));
+                        "run, reflect, procedures (the options only the procedures take), serve, impair, connect or "
+                        "stream (the keys of --stream)")
+        ->check(CLI::IsMember({"run", "reflect", "procedures", "serve", "impair", "connect", "stream"}));
 
     try {
         app.parse(argc, argv);
@@ -65,6 +71,8 @@ int main(int argc, char** argv) {
             fmt::print("{}", lr::spec::options_markdown(options_of == "run"       ? lr::spec::Command::run
                                                         : options_of == "reflect" ? lr::spec::Command::reflect
                                                         : options_of == "serve"   ? lr::spec::Command::serve
+                                                        : options_of == "impair"  ? lr::spec::Command::impair
+                                                        : options_of == "connect" ? lr::spec::Command::connect
                                                                                   : lr::spec::Command::procedure));
             return 0;
         }
@@ -74,6 +82,8 @@ int main(int argc, char** argv) {
         if (reflect.chosen()) return reflect.run();
         if (report.chosen()) return report.run();
         if (serve.chosen()) return serve.run();
+        if (impair.chosen()) return impair.run();
+        if (connect.chosen()) return connect.run();
         if (run.chosen()) return run.run();
         if (check.chosen()) return check.run();
         for (auto& p : procedures)

@@ -40,6 +40,9 @@ struct WorkerSlot {
     std::string port;
     uint16_t queue = 0;
     int cpu = -1;
+    // Forward (linerate impair): the port it sends on, at the same queue.
+    unsigned peer_port_index = 0;
+    std::string peer_port;
 };
 struct SessionLayout {
     std::vector<std::string> ports;

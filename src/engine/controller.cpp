@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "engine/aggregate.h"
+#include "engine/connect_results.h"
+#include "engine/impair_results.h"
 #include "engine/interrupt.h"
 #include "engine/latency_collector.h"
 #include "engine/stream_live.h"
@@ -65,6 +67,8 @@ private:
         if (row.latency_live) max_latency_s_ = std::max(max_latency_s_, row.lat_max * 1e-9);
         res_.intervals.push_back(row);
         if (streams_ && streams_->live() && !final) sink_.streams_live(streams_->take());
+        if (spec_.impair && workers_) sink_.impair_live(impair_live(*workers_));
+        if (spec_.connect && workers_) sink_.connect_live(connect_live(*workers_));
         sink_.interval(row);
         last_ = cur;
     }
@@ -105,6 +109,7 @@ private:
     Watchdog wd_;
     LatencyCollector latency_;
     std::optional<StreamLiveCollector> streams_;  // a mix: each stream's counts, live
+    const std::vector<worker::WorkerConfig>* workers_ = nullptr;  // this trial's (forwarders' counts)
     std::vector<stats::PortSample> port_base_;
     std::vector<LinkWatch> links_;
     result::TrialResult res_;
@@ -141,9 +146,12 @@ void Trial::watchdog(const stats::Snapshot& s) {
                 fmt::format("worker {} made no progress for {:.1f}s (stuck or dead)", where, spec_.stall_s));
             aborted_ = true;
         }
-        // A reflector sends only what arrives, and a controlled trial's streams may all be
-        // paused or not started yet: an idle TX queue is not a stuck one then.
-        if (id.dir != Dir::tx || spec_.reflect || control_ || ctl_.stop_tx.load(std::memory_order_relaxed)) continue;
+        // A reflector and a forwarder send only what arrives, a connector only while handshakes
+        // are not all in flight, and a controlled trial's streams may all be paused or not
+        // started yet: an idle TX queue is not a stuck one then.
+        if (id.dir != Dir::tx || spec_.reflect || spec_.impair || spec_.connect || control_ ||
+            ctl_.stop_tx.load(std::memory_order_relaxed))
+            continue;
         if (!moved && s.t - wd_.packets_t[i] > spec_.stall_s) {
             res_.violations.push_back(fmt::format(
                 "{}: the device accepted no packet for {:.1f}s (link down or stuck queue)", where, spec_.stall_s));
@@ -223,7 +231,9 @@ void Trial::control_loop() {
         if (aborted_) return;
         if (interrupt_requested() && !res_.interrupted) {
             res_.interrupted = true;
-            res_.notes.push_back(fmt::format("interrupted by a signal at {:.3f}s", s.t));
+            // linerate impair runs until stopped: a signal is how it ends, not an interruption.
+            res_.notes.push_back(spec_.impair ? fmt::format("stopped by a signal after {:.3f}s", s.t)
+                                              : fmt::format("interrupted by a signal at {:.3f}s", s.t));
             if (!tx) return;
             ctl_.stop_tx.store(true, std::memory_order_relaxed);
         }
@@ -261,8 +271,9 @@ result::TrialResult Trial::run(unsigned index) {
     res_.index = index;
     res_.trial = spec_.trial();
     res_.ids = slots_.ids;
-    res_.loopback = spec_.tx_enabled() && spec_.rx_enabled() && !spec_.reflect;
+    res_.loopback = spec_.tx_enabled() && spec_.rx_enabled() && !spec_.reflect && !spec_.impair && !spec_.connect;
     const auto workers = plan_workers(spec_, layout_, slots_, out_, ctl_);
+    workers_ = &workers;
     streams_.emplace(spec_, out_);
     // Each later trial starts from drained, idle queues: stragglers of an earlier one are
     // dropped. The first finds the ports as they were opened (a pcap port's frames wait there).
@@ -290,6 +301,13 @@ result::TrialResult Trial::run(unsigned index) {
     } else {
         stats::IntervalRow rest;
         latency_.take(rest, true);  // the workers have ended: whatever is left joins the totals
+    }
+    if (spec_.impair || spec_.connect) {
+        if (spec_.impair) aggregate_impair(res_, spec_, fin, workers, slots_);
+        else aggregate_connect(res_, spec_, fin, workers, slots_);
+        decide(res_, spec_);
+        workers_ = nullptr;
+        return std::move(res_);
     }
     std::vector<TxStreams> tx;
     std::vector<const stats::RxResult*> rx;

@@ -8,6 +8,7 @@
 #include "flow/flows.h"
 #include "packet/frame.h"
 #include "packet/signature.h"
+#include "packet/tcp_segment.h"
 #include "util/cpus.h"
 #include "util/error.h"
 
@@ -26,9 +27,21 @@ backend::SessionLayout plan_layout(const spec::RunSpec& spec) {
     for (const auto& pq : spec.tx) port_index(pq.port);
     for (const auto& pq : spec.rx) port_index(pq.port);
     auto add = [&](Role r, const spec::PortQueues& pq) {
-        for (uint16_t q = 0; q < pq.queues; ++q) l.workers.push_back({r, port_index(pq.port), pq.port, q, -1});
+        for (uint16_t q = 0; q < pq.queues; ++q) l.workers.push_back({r, port_index(pq.port), pq.port, q, -1, 0, {}});
     };
-    if (spec.paired()) {
+    if (spec.impair) {
+        // One forwarding worker per direction and queue: it receives on its port, sends on the other.
+        const auto& im = *spec.impair;
+        const unsigned a = port_index(im.a), b = port_index(im.b);
+        for (uint16_t q = 0; q < im.queues; ++q) {
+            if (im.direction != spec::ImpairDirection::b_to_a)
+                l.workers.push_back({Role::forward, a, im.a, q, -1, b, im.b});
+            if (im.direction != spec::ImpairDirection::a_to_b)
+                l.workers.push_back({Role::forward, b, im.b, q, -1, a, im.a});
+        }
+    } else if (spec.connect) {
+        for (const auto& pq : spec.tx) add(Role::connect, pq);  // each queue sends SYNs and reads the answers
+    } else if (spec.paired()) {
         // One worker per queue sends and receives (the spec checked that --rx matches --tx).
         for (const auto& pq : spec.tx) add(spec.reflect ? Role::reflect : Role::request_response, pq);
     } else {
@@ -53,7 +66,8 @@ CounterSlots plan_counters(const backend::SessionLayout& layout) {
         const auto& w = layout.workers[i];
         if (!worker::sends(w.role)) continue;
         s.tx_slot[i] = static_cast<int>(s.ids.size());
-        s.ids.push_back({stats::Dir::tx, w.port_index, w.port, w.queue});
+        if (w.role == Role::forward) s.ids.push_back({stats::Dir::tx, w.peer_port_index, w.peer_port, w.queue});
+        else s.ids.push_back({stats::Dir::tx, w.port_index, w.port, w.queue});
     }
     for (size_t i = 0; i < layout.workers.size(); ++i) {
         const auto& w = layout.workers[i];
@@ -66,7 +80,73 @@ CounterSlots plan_counters(const backend::SessionLayout& layout) {
 
 TrialOutputs::TrialOutputs(size_t slots)
     : counters(new stats::QueueCounters[slots]), tx_sent(slots), rx_results(slots), departures(slots),
-      tx_captures(slots), shares_sent(slots), programs(slots), tx_pps(slots, 0), shares_live(slots) {}
+      tx_captures(slots), shares_sent(slots), programs(slots), tx_pps(slots, 0),
+      impair_counts(new stats::ImpairCounters[slots]), connect_counts(new stats::ConnectCounters[slots]),
+      shares_live(slots) {}
+
+namespace {
+
+// A forwarding worker (linerate impair): its impairer and counts, from the spec's plan for its
+// direction (a seed of its own per direction and queue), its buffers as large as the largest
+// frame it may carry.
+void plan_forwarder(const spec::RunSpec& spec, const backend::WorkerSlot& slot, const CounterSlots& slots, size_t i,
+                    TrialOutputs& out, worker::WorkerConfig& w) {
+    auto plan = spec.impair->plan;
+    const bool reverse = slot.port != spec.impair->a;
+    plan.seed = plan.seed + (reverse ? 1000003u : 0u) + slot.queue;
+    plan.slot_bytes = spec.session_max_frame() - packet::kFcsLen;
+    out.impairers.resize(std::max(out.impairers.size(), i + 1));
+    out.impairers[i] = std::make_unique<worker::Impairer>(plan);
+    w.fwd.impairer = out.impairers[i].get();
+    w.fwd.counts = &out.impair_counts[static_cast<size_t>(slots.tx_slot[i])];
+    w.fwd.peer_port_index = slot.peer_port_index;
+    w.fwd.peer_port = slot.peer_port;
+    w.tx.burst = w.rx.burst = spec.burst_size();
+    w.tx.frame_len = plan.slot_bytes;
+    w.tx.wire_bytes = spec.session_max_frame();
+    w.tx.templates = {std::vector<uint8_t>(plan.slot_bytes, 0)};  // every frame is written as it leaves
+    w.tx_counters = &out.counters[static_cast<size_t>(slots.tx_slot[i])];
+    w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
+}
+
+// A connecting worker (linerate connect): its window of handshakes, its latency histogram and
+// counts, the SYN template (built once per trial, shared), its share of the rate and count.
+void plan_connector(const spec::RunSpec& spec, const backend::WorkerSlot& slot, const CounterSlots& slots, size_t i,
+                    TrialOutputs& out, worker::WorkerConfig& w) {
+    const auto& c = *spec.connect;
+    if (!out.syn) out.syn = std::make_unique<packet::SynTemplate>(packet::build_syn(spec.frame, c.mss));
+    out.windows.resize(std::max(out.windows.size(), i + 1));
+    out.handshakes.resize(std::max(out.handshakes.size(), i + 1));
+    out.windows[i] = std::make_unique<worker::HandshakeWindow>(c.outstanding);
+    out.handshakes[i] = std::make_unique<stats::LatencyHistogram>();
+    auto& k = w.conn;
+    k.window = out.windows[i].get();
+    k.handshake = out.handshakes[i].get();
+    k.counts = &out.connect_counts[static_cast<size_t>(slots.tx_slot[i])];
+    k.syn = out.syn.get();
+    k.close = c.close;
+    k.listen_port = spec.frame.dst_port;
+    k.src_port_lo = c.src_port_lo;
+    k.src_port_hi = c.src_port_hi;
+    k.queues = c.queues;
+    k.ttl = spec.frame.ttl;
+    k.syn_timeout_ns = static_cast<uint64_t>(spec.response_timeout_s * 1e9);
+    k.close_timeout_ns = static_cast<uint64_t>(c.close_timeout_s * 1e9);
+    auto& t = w.tx;
+    t.burst = w.rx.burst = spec.burst_size();
+    t.frame_len = std::max<uint32_t>(static_cast<uint32_t>(out.syn->frame.size()), packet::kMaxReplyLen);
+    t.wire_bytes = t.frame_len + packet::kFcsLen;
+    t.templates = {std::vector<uint8_t>(t.frame_len, 0)};  // every frame is written as it leaves
+    if (spec.count) t.count = *spec.count / c.queues + (slot.queue < *spec.count % c.queues ? 1 : 0);
+    t.pacing.pps = spec.rate_pps / c.queues;
+    t.pacing.max_burst = t.burst;
+    t.pacing.catch_up_ns = static_cast<uint64_t>(spec.catch_up_s * 1e9);
+    out.tx_pps[static_cast<size_t>(slots.tx_slot[i])] = t.pacing.pps;
+    w.tx_counters = &out.counters[static_cast<size_t>(slots.tx_slot[i])];
+    w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
+}
+
+}  // namespace
 
 std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const backend::SessionLayout& layout,
                                                const CounterSlots& slots, TrialOutputs& out,
@@ -112,6 +192,12 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
         w.yield_when_idle = oversubscribed;
         w.outstanding = spec.outstanding;
         w.response_timeout_s = spec.response_timeout_s;
+        if (slot.role == Role::forward || slot.role == Role::connect) {
+            if (slot.role == Role::forward) plan_forwarder(spec, slot, slots, i, out, w);
+            else plan_connector(spec, slot, slots, i, out, w);
+            ws.push_back(std::move(w));
+            continue;
+        }
         if (slots.tx_slot[i] >= 0) {
             auto& t = w.tx;
             t.burst = spec.burst_size();
@@ -172,6 +258,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             r.burst = spec.burst_size();
             r.sign = sign && !spec.reflect;
             r.nonce = spec.nonce;
+            r.stack_responder = spec.stack_responder;
             r.streams = spec.rx_streams();
             r.flow_totals = ctl.gates != nullptr;  // a controlled trial: the OTG server reports them
             r.result = &res;

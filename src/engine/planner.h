@@ -41,6 +41,15 @@ struct TrialOutputs {
     std::vector<std::shared_ptr<const worker::TxProgram>> programs;
     std::vector<double> tx_pps;
     std::vector<uint32_t> first_flow;  // per stream of the mix: its first signed stream id
+    // linerate impair: per worker its impairer, per counter slot (TX slots) the counts it publishes.
+    std::vector<std::unique_ptr<worker::Impairer>> impairers;
+    std::unique_ptr<stats::ImpairCounters[]> impair_counts;
+    // linerate connect: per worker its handshake window and the handshakes' latency, the SYN
+    // template they share, per counter slot (TX slots) the counts it publishes.
+    std::vector<std::unique_ptr<worker::HandshakeWindow>> windows;
+    std::vector<std::unique_ptr<stats::LatencyHistogram>> handshakes;
+    std::unique_ptr<packet::SynTemplate> syn;
+    std::unique_ptr<stats::ConnectCounters[]> connect_counts;
     // Streams: per counter slot (TX slots) each share's frames so far, for the live views.
     std::vector<std::unique_ptr<stats::CountsExchange<stats::ShareLive>>> shares_live;
     explicit TrialOutputs(size_t slots);

@@ -1,5 +1,7 @@
 #include "report/console.h"
 
+#include "report/connect_report.h"
+#include "report/impair_report.h"
 #include "spec/rate.h"
 #include "spec/stream_spec.h"
 #include "stats/tsc_clock.h"
@@ -91,6 +93,14 @@ void print_interval(std::FILE* out, const stats::IntervalRow& row) {
 }
 
 void print_summary(std::FILE* out, const spec::RunSpec& spec, const result::TrialResult& r) {
+    if (!r.impair.empty()) {  // linerate impair: what each direction did
+        print_impair_summary(out, r);
+        return;
+    }
+    if (!r.connect.empty()) {  // linerate connect: how the handshakes ended
+        print_connect_summary(out, r);
+        return;
+    }
     fmt::print(out, "\n{:<3} {:<20} {:>5} {:>14} {:>16} {:>9} {:>9} {:>9} {:>12}\n", "dir", "port", "queue",
                "packets", "bytes(L2)", "Mpps", "L1 Gb/s", "active s", "backpressure");
     // active s: TX, the worker's run time; RX, first to last received burst.
@@ -170,7 +180,10 @@ void ConsoleSink::trial_started(const result::TrialStart& t) {
 }
 
 void ConsoleSink::interval(const stats::IntervalRow& row) {
-    if (!quiet_) print_interval(out_, row);
+    if (quiet_) return;
+    print_interval(out_, row);
+    if (!impair_.empty()) print_impair_live(out_, impair_);
+    if (!connect_.empty()) print_connect_live(out_, connect_, connect_prev_, row.t1 - row.t0);
 }
 
 void ConsoleSink::trial_finished(const result::TrialResult& r) { print_summary(out_, spec_, r); }

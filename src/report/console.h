@@ -20,6 +20,8 @@ public:
     ConsoleSink(std::FILE* out, bool quiet) : out_(out), quiet_(quiet) {}
     void trial_started(const result::TrialStart& t) override;
     void interval(const stats::IntervalRow& row) override;
+    void impair_live(const std::vector<result::ImpairLive>& v) override { impair_ = v; }
+    void connect_live(const std::vector<result::ConnectLive>& v) override { connect_ = v; }
     void trial_finished(const result::TrialResult& r) override;
 
 private:
@@ -27,6 +29,8 @@ private:
     bool quiet_;
     spec::RunSpec spec_;  // the running trial's
     unsigned of_ = 1;
+    std::vector<result::ImpairLive> impair_;  // linerate impair: the interval's counts, shown under its line
+    std::vector<result::ConnectLive> connect_, connect_prev_;  // linerate connect: this interval's and the last
 };
 
 }  // namespace lr::report

@@ -1,5 +1,8 @@
 #include "report/json_report.h"
 
+#include "report/connect_report.h"
+#include "report/impair_report.h"
+
 #include "report/result_fields.h"
 #include "spec/options.h"
 #include "stats/tsc_clock.h"
@@ -55,6 +58,8 @@ nlohmann::json make_report(const spec::RunSpec& spec, const nlohmann::json& envi
     // The last trial's result at the top level (a single trial: the whole run); with more,
     // every trial in "trials".
     j.update(trial_report(spec.with_trial(trials.back().trial), trials.back()));
+    if (!trials.back().impair.empty()) j["impair"] = impair_json(trials.back().impair);  // linerate impair
+    if (!trials.back().connect.empty()) j["connect"] = connect_json(trials.back().connect);  // linerate connect
     if (trials.size() > 1) {
         auto all = nlohmann::json::array();
         for (const auto& t : trials) {

@@ -1,5 +1,8 @@
 #include "report/live_table.h"
 
+#include "report/connect_report.h"
+#include "report/impair_report.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -97,6 +100,8 @@ void LiveTableSink::interval(const stats::IntervalRow& row) {
             out.push_back(st.gaps ? paint(line, "33") : line);
         }
     }
+    for (auto& l : impair_live_lines(impair_)) out.push_back(std::move(l));
+    for (auto& l : connect_live_lines(connect_, connect_prev_, row.t1 - row.t0)) out.push_back(std::move(l));
     if (row.generator_limited)
         out.push_back(paint(fmt::format("generator-limited: asked {}, offered {}", spec::format_pps(row.requested_pps),
                                         spec::format_pps(row.tx.pps())),

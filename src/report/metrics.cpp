@@ -73,6 +73,17 @@ void MetricsSink::build_families() {
         "A stream's frames missing from its receivers' sequences now (running loss)").Register(*registry_);
     stream_frames_ = &BuildCounter().Name("linerate_stream_frames_total").Help(
         "A stream's received frames by class: reordered, duplicate, late (the same 100 streams by name)").Register(*registry_);
+    impair_ = &BuildCounter().Name("linerate_impair_frames_total").Help(
+        "linerate impair: frames per direction by what happened to them (received, forwarded, dropped, overflowed, "
+        "duplicated, reordered, early, corrupted, shaped, oversize)").Register(*registry_);
+    impair_held_ = &BuildGauge().Name("linerate_impair_frames_held").Help(
+        "linerate impair: frames a direction holds now (delayed, or queued for the link)").Register(*registry_);
+    connect_ = &BuildCounter().Name("linerate_connect_handshakes_total").Help(
+        "linerate connect: handshakes per queue by how they ended (syn: attempted; answered, refused, timeout, "
+        "late, duplicate; closed, reset, unclosed with --close fin)").Register(*registry_);
+    connect_waiting_ = &BuildGauge().Name("linerate_connect_waiting").Help(
+        "linerate connect: handshakes waiting for their SYN-ACK (state syn_sent) and connections waiting for the "
+        "listener's FIN (state established), per queue").Register(*registry_);
     for (auto* g : {rate_pps_, rate_bps_, lost_, latency_, info_}) gauges_[g->GetName()] = g;
 }
 
@@ -149,6 +160,43 @@ void MetricsSink::streams_live(const std::vector<result::StreamLive>& v) {
     }
 }
 
+void MetricsSink::impair_live(const std::vector<result::ImpairLive>& v) {
+    for (const auto& d : v) {
+        const auto& c = d.counts;
+        const std::pair<const char*, uint64_t> decisions[] = {
+            {"received", c.received},     {"forwarded", c.forwarded}, {"dropped", c.dropped},
+            {"overflowed", c.overflowed}, {"duplicated", c.duplicated}, {"reordered", c.reordered},
+            {"early", c.early},           {"corrupted", c.corrupted}, {"shaped", c.shaped},
+            {"oversize", c.oversize}};
+        for (const auto& [what, n] : decisions) {
+            const std::map<std::string, std::string> l = {
+                {"from", d.from}, {"to", d.to}, {"queue", std::to_string(d.queue)}, {"decision", what}};
+            add(*impair_, l, n, last_[key_of(*impair_, l)]);
+        }
+        impair_held_->Add({{"from", d.from}, {"to", d.to}, {"queue", std::to_string(d.queue)}})
+            .Set(static_cast<double>(c.held));
+    }
+}
+
+void MetricsSink::connect_live(const std::vector<result::ConnectLive>& v) {
+    for (const auto& q : v) {
+        const auto& c = q.counts;
+        const std::pair<const char*, uint64_t> outcomes[] = {
+            {"syn", c.syns},         {"answered", c.answered},   {"refused", c.refused}, {"timeout", c.timeouts},
+            {"late", c.late},        {"duplicate", c.duplicate}, {"closed", c.closed},   {"reset", c.resets},
+            {"unclosed", c.unclosed}};
+        for (const auto& [what, n] : outcomes) {
+            const std::map<std::string, std::string> l = {
+                {"port", q.port}, {"queue", std::to_string(q.queue)}, {"outcome", what}};
+            add(*connect_, l, n, last_[key_of(*connect_, l)]);
+        }
+        const std::pair<const char*, uint64_t> waiting[] = {{"syn_sent", c.in_flight}, {"established", c.open}};
+        for (const auto& [state, n] : waiting)
+            connect_waiting_->Add({{"port", q.port}, {"queue", std::to_string(q.queue)}, {"state", state}})
+                .Set(static_cast<double>(n));
+    }
+}
+
 void MetricsSink::trial_finished(const result::TrialResult& r) {
     // The streams' final counts (the live ones are up to an interval old).
     std::vector<result::StreamLive> fin;
@@ -165,6 +213,13 @@ void MetricsSink::trial_finished(const result::TrialResult& r) {
         fin.push_back(std::move(l));
     }
     if (fin.size() > 1 || (fin.size() == 1 && (fin[0].index > 0 || named_streams_))) streams_live(fin);
+    // The emulator's and the connections' final counts, likewise.
+    std::vector<result::ImpairLive> impair;
+    for (const auto& d : r.impair) impair.push_back({d.from, d.to, d.queue, d.counts});
+    if (!impair.empty()) impair_live(impair);
+    std::vector<result::ConnectLive> conns;
+    for (const auto& q : r.connect) conns.push_back({q.port, q.queue, q.counts});
+    if (!conns.empty()) connect_live(conns);
     const auto& h = r.latency;
     if (!h.count()) return;
     const auto& bounds = latency_bounds();

@@ -36,6 +36,8 @@ public:
     void snapshot(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s) override;
     void interval(const stats::IntervalRow& row) override;
     void streams_live(const std::vector<result::StreamLive>& v) override;
+    void impair_live(const std::vector<result::ImpairLive>& v) override;
+    void connect_live(const std::vector<result::ConnectLive>& v) override;
     void trial_finished(const result::TrialResult& r) override;
     const std::string& address() const { return address_; }
 
@@ -47,7 +49,9 @@ private:
     std::unique_ptr<prometheus::Exposer> exposer_;
     std::shared_ptr<prometheus::Registry> registry_;
     void build_families();
-    prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_, *stream_packets_, *stream_frames_;
+    prometheus::Family<prometheus::Counter>*packets_, *bytes_, *drops_, *rx_class_, *stream_packets_, *stream_frames_,
+        *impair_, *connect_;
+    prometheus::Family<prometheus::Gauge>*impair_held_, *connect_waiting_;
     prometheus::Family<prometheus::Gauge>* stream_gaps_;
     prometheus::Family<prometheus::Gauge>*rate_pps_, *rate_bps_, *lost_, *latency_, *trials_, *info_;
     prometheus::Family<prometheus::Histogram>* latency_hist_;

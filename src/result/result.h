@@ -10,6 +10,8 @@
 #include "spec/run_spec.h"
 #include "stats/capture.h"
 #include "stats/flow_totals.h"
+#include "stats/connect_counts.h"
+#include "stats/impair_counts.h"
 #include "stats/gaps.h"
 #include "stats/latency.h"
 #include "stats/snapshot.h"
@@ -134,6 +136,44 @@ struct RateResult {
     GapSummary departures, arrivals;
 };
 
+// One direction of `linerate impair`: every decision its impairer made, what the egress
+// device took, and how long the frames it forwarded were held.
+struct ImpairResult {
+    std::string from, to;  // the ports: received on `from`, sent on `to`
+    uint16_t queue = 0;
+    stats::ImpairCounts counts;
+    uint64_t sent = 0;      // what the egress device confirmed
+    uint64_t unsent = 0;    // handed to it and never confirmed when the run ended
+    LatencySummary held_time;  // arrival to departure, per forwarded frame (the added delay and the queueing)
+    std::vector<LatencyBucket> held_buckets;  // its histogram's non-empty buckets
+};
+
+// One direction of `linerate impair` while it runs: its counts as its worker last published them.
+struct ImpairLive {
+    std::string from, to;
+    uint16_t queue = 0;
+    stats::ImpairCounts counts;
+};
+
+// One queue of `linerate connect`: how each of its handshakes ended, how long the listener
+// took to answer them, and the frames its device sent (SYNs and replies).
+struct ConnectResult {
+    std::string port;
+    uint16_t queue = 0;
+    stats::ConnectCounts counts;
+    uint64_t frames_sent = 0;    // SYNs and replies, as the device confirmed them
+    uint64_t frames_unsent = 0;  // handed to it and never confirmed when the run ended
+    LatencySummary handshake;    // SYN handed to the device to SYN-ACK read, per answered handshake
+    std::vector<LatencyBucket> handshake_buckets;
+};
+
+// One queue of `linerate connect` while it runs: its counts as its worker last published them.
+struct ConnectLive {
+    std::string port;
+    uint16_t queue = 0;
+    stats::ConnectCounts counts;
+};
+
 // Who dropped the frames that did not arrive (loopback runs): this host's egress device, this
 // host's receive path, or - the rest - the path under test (link, switch, device).
 struct LossAccount {
@@ -203,6 +243,8 @@ struct TrialResult {
     std::vector<FlowResult> flows;        // signed runs with RX: per flow (signed stream id)
     std::vector<StreamResult> streams;    // per stream of the mix (runs that send)
     std::vector<SizeCount> rx_sizes;      // sizes that vary: frames received per size
+    std::vector<ImpairResult> impair;     // linerate impair: per direction and queue
+    std::vector<ConnectResult> connect;   // linerate connect: per queue
     stats::LatencyHistogram latency;      // all RX queues merged
     packet::SigLevel sig_level = packet::SigLevel::none;
     std::vector<stats::CapturedFrame> captured;  // --capture: the receive queues' frames, by time

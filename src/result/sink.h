@@ -33,6 +33,10 @@ public:
     // workers ended: the counters as in snapshot(), and each stream's counts so far (as of
     // the workers' last answers; empty when the trial has no stream counts).
     virtual void live(const std::vector<stats::QueueId>&, const stats::Snapshot&, const std::vector<StreamLive>&) {}
+    // linerate impair, every interval before interval(): each direction's counts so far.
+    virtual void impair_live(const std::vector<ImpairLive>&) {}
+    // linerate connect, every interval before interval(): each queue's counts so far.
+    virtual void connect_live(const std::vector<ConnectLive>&) {}
     virtual void trial_finished(const TrialResult&) {}
 };
 
@@ -55,6 +59,12 @@ public:
     void live(const std::vector<stats::QueueId>& ids, const stats::Snapshot& snap,
               const std::vector<StreamLive>& v) override {
         for (auto* s : sinks_) s->live(ids, snap, v);
+    }
+    void impair_live(const std::vector<ImpairLive>& v) override {
+        for (auto* s : sinks_) s->impair_live(v);
+    }
+    void connect_live(const std::vector<ConnectLive>& v) override {
+        for (auto* s : sinks_) s->connect_live(v);
     }
     void trial_finished(const TrialResult& r) override {
         for (auto* s : sinks_) s->trial_finished(r);

@@ -63,6 +63,30 @@ const ChoiceSet& xsk_mode_choices() {
     return s;
 }
 
+const ChoiceSet& jitter_dist_choices() {
+    static const ChoiceSet s{"jitter distribution",
+                             {{"normal", int(JitterDist::normal)}, {"uniform", int(JitterDist::uniform)},
+                              {"pareto", int(JitterDist::pareto)}}};
+    return s;
+}
+
+const ChoiceSet& impair_direction_choices() {
+    static const ChoiceSet s{"direction",
+                             {{"both", int(ImpairDirection::both)}, {"a-to-b", int(ImpairDirection::a_to_b)},
+                              {"b-to-a", int(ImpairDirection::b_to_a)}}};
+    return s;
+}
+
+const ChoiceSet& close_choices() {
+    static const ChoiceSet s{"close", {{"rst", int(CloseMode::rst)}, {"fin", int(CloseMode::fin)}, {"abort", int(CloseMode::abort)}}};
+    return s;
+}
+
+const ChoiceSet& responder_choices() {
+    static const ChoiceSet s{"responder", {{"linerate", 0}, {"stack", 1}}};
+    return s;
+}
+
 const ChoiceSet& tx_engine_choices() {
     static const ChoiceSet s{"TX engine",
                              {{"socket", int(TxEngine::socket)}, {"live", int(TxEngine::live)},
@@ -130,6 +154,9 @@ std::string_view to_string(BackendKind v) {
 }
 std::string_view to_string(XdpMode v) { return xdp_mode_choices().name_of(int(v)); }
 std::string_view to_string(XskMode v) { return xsk_mode_choices().name_of(int(v)); }
+std::string_view to_string(JitterDist v) { return jitter_dist_choices().name_of(int(v)); }
+std::string_view to_string(ImpairDirection v) { return impair_direction_choices().name_of(int(v)); }
+std::string_view to_string(CloseMode v) { return close_choices().name_of(int(v)); }
 std::string_view to_string(RxMode v) { return rx_mode_choices().name_of(int(v)); }
 std::string_view to_string(TxEngine v) { return tx_engine_choices().name_of(int(v)); }
 std::string_view to_string(LinkOutage v) { return link_outage_choices().name_of(int(v)); }

@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "spec/connect_spec.h"
+#include "spec/impair_spec.h"
+
 namespace lr::spec {
 
 enum class BackendKind { dpdk, afxdp, loop };
@@ -54,9 +57,16 @@ const ChoiceSet& search_choices();          // throughput: mlr or binary
 const ChoiceSet& preset_choices();          // rfc2544, csit, tst009
 const ChoiceSet& reflect_backend_choices(); // reflect: xdp, afxdp, dpdk
 const ChoiceSet& reflect_proto_choices();   // reflect: udp, tcp, any
+const ChoiceSet& jitter_dist_choices();     // impair: normal, uniform, pareto
+const ChoiceSet& impair_direction_choices();  // impair: both, a-to-b, b-to-a
+const ChoiceSet& close_choices();             // connect: rst, fin, abort
+const ChoiceSet& responder_choices();         // request/response: linerate (0), stack (1)
 
 // Canonical names.
 std::string_view to_string(BackendKind v);
+std::string_view to_string(JitterDist v);
+std::string_view to_string(ImpairDirection v);
+std::string_view to_string(CloseMode v);
 std::string_view to_string(XdpMode v);
 std::string_view to_string(XskMode v);
 std::string_view to_string(RxMode v);

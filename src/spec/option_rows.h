@@ -20,7 +20,8 @@ using J = nlohmann::json;
 using Values = std::vector<std::string>;
 constexpr unsigned kRun = unsigned(Command::run), kReflect = unsigned(Command::reflect),
                    kProc = unsigned(Command::procedure), kAll = kRun | kReflect | kProc, kMeasure = kRun | kProc,
-                   kServe = unsigned(Command::serve);
+                   kServe = unsigned(Command::serve), kImpair = unsigned(Command::impair),
+                   kConnect = unsigned(Command::connect);
 
 inline const std::string& one(const Values& v) { return v.back(); }  // a repeated single option: the last wins
 
@@ -53,5 +54,19 @@ J opt(const std::optional<T>& v) {
 void add_procedure_rows(std::vector<OptionDef>& t, const RunSpec& ds);
 // The serve command's own rows, and `serve` added to the rows it shares with the others.
 void add_serve_rows(std::vector<OptionDef>& t);
+// The impair command's own rows, and `impair` added to the rows it shares with the others.
+void add_impair_rows(std::vector<OptionDef>& t);
+// The connect command's own rows, and `connect` added to the rows it shares with the others.
+void add_connect_rows(std::vector<OptionDef>& t);
 
 }  // namespace lr::spec::option_rows
+
+namespace lr::spec {
+
+// Applies every given option that `cmd` takes to the draft (spec/options.cpp); an option it
+// does not take, or an unknown one, is refused naming it (and the profile it came from).
+void apply_all(Draft& d, const OptionValues& given, Command cmd, const OptionOrigins* origins = nullptr);
+// Refuses a given option the backend `b` does not honour.
+void check_backend_support(const OptionValues& given, BackendKind b, Command cmd);
+
+}  // namespace lr::spec

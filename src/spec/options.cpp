@@ -209,7 +209,7 @@ std::vector<OptionDef> make_table() {
                  },
                  .show = [](const RunSpec& s, J& j) { j["frame"]["dst_port"] = s.frame.dst_port; }});
     t.push_back({.name = "ttl", .group = "Frames", .value_name = "N", .help = "IPv4 TTL / IPv6 hop limit",
-                 .default_text = num(ds.frame.ttl),
+                 .default_text = num(ds.frame.ttl) + " (connect: 64)",
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.frame.ttl = static_cast<uint8_t>(parse_uint(one(v), "--ttl", 1, 255));
                  },
@@ -334,6 +334,15 @@ std::vector<OptionDef> make_table() {
                  .show = [](const RunSpec& s, J& j) {
                      j["outstanding"] = s.outstanding ? J(s.outstanding) : J(nullptr);
                  }});
+    t.push_back({.name = "responder", .group = "Run", .value_name = "WHO",
+                 .help = "Request/response: who answers: linerate (its reflector, which keeps the IP header) or stack "
+                         "(a host's own UDP echo service, which writes its own: the run's identity is then read from "
+                         "the signature alone)",
+                 .default_text = "linerate", .choices = &responder_choices(), .commands = kRun,
+                 .apply = [](Draft& d, const Values& v) {
+                     d.spec.stack_responder = parse_choice(responder_choices(), one(v), "--responder") == 1;
+                 },
+                 .show = [](const RunSpec& s, J& j) { j["responder"] = s.stack_responder ? "stack" : "linerate"; }});
     t.push_back({.name = "response-timeout", .group = "Run", .value_name = "TIME",
                  .help = "Request/response: a request unanswered this long counts as lost",
                  .default_text = format_duration(ds.response_timeout_s),
@@ -503,11 +512,15 @@ std::vector<OptionDef> make_table() {
                      d.dst_port_hi = static_cast<uint16_t>(hi);
                  }});
     add_serve_rows(t);
+    add_impair_rows(t);
+    add_connect_rows(t);
     return t;
 }
 #pragma GCC diagnostic pop
 
-void apply_all(Draft& d, const OptionValues& given, Command cmd, const OptionOrigins* origins = nullptr) {
+}  // namespace
+
+void apply_all(Draft& d, const OptionValues& given, Command cmd, const OptionOrigins* origins) {
     for (const auto& [name, vals] : given) {
         const OptionDef* o = nullptr;
         for (const auto& row : option_table())
@@ -520,6 +533,8 @@ void apply_all(Draft& d, const OptionValues& given, Command cmd, const OptionOri
                                           cmd == Command::run       ? "run"
                                           : cmd == Command::reflect ? "reflect"
                                           : cmd == Command::serve   ? "serve"
+                                          : cmd == Command::impair  ? "impair"
+                                          : cmd == Command::connect ? "connect"
                                                                     : "the procedures"));
         throw OptionError(fmt::format("{}unknown option \"{}\"", prefix, name));
     }
@@ -556,7 +571,6 @@ void check_backend_support(const OptionValues& given, BackendKind b, Command cmd
     }
 }
 
-}  // namespace
 
 void resolve_frame(Draft& d, std::vector<std::string>& notes) {
     auto& f = d.spec.frame;
@@ -684,9 +698,11 @@ ServeSpec build_serve_spec(const OptionValues& given) {
     return {d.serve, s};
 }
 
+
+
 nlohmann::json spec_json(const RunSpec& s) {
     J j = J::object();
-    const auto cmd = s.procedure.kind == Procedure::run ? Command::run : Command::procedure;
+    const auto cmd = s.impair ? Command::impair : s.connect ? Command::connect : s.procedure.kind == Procedure::run ? Command::run : Command::procedure;
     for (const auto& row : option_table())
         if (row.show && row.applies_to(cmd)) row.show(s, j);
     j["reflect"] = s.reflect;
@@ -695,7 +711,9 @@ nlohmann::json spec_json(const RunSpec& s) {
 
 std::vector<ShownOption> shown_options() {
     std::vector<ShownOption> out;
-    const RunSpec s;
+    RunSpec s;
+    s.impair.emplace();  // so the rows of impair and connect show their keys too
+    s.connect.emplace();
     for (const auto& row : option_table()) {
         if (!row.show) continue;
         J j = J::object();

@@ -20,7 +20,9 @@ namespace lr::spec {
 
 // procedure: sweep, throughput, latency, frame-loss and back-to-back (and profiles that name one).
 // serve: the OTG server's backend and tuning options, which every configuration's session uses.
-enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1, procedure = 1u << 2, serve = 1u << 3 };
+// impair: the emulated path's settings, the backend, the outputs.
+enum class Command : unsigned { run = 1u << 0, reflect = 1u << 1, procedure = 1u << 2, serve = 1u << 3, impair = 1u << 4,
+                            connect = 1u << 5 };
 
 // What `serve` listens on, beside its sessions' spec.
 struct ServeSettings {
@@ -49,6 +51,10 @@ struct Draft {
     uint16_t dst_port_hi = 0;
     // serve
     ServeSettings serve;
+    // impair
+    ImpairSpec impair;
+    // connect
+    ConnectSpec connect;
 };
 
 struct OptionDef {
@@ -101,6 +107,11 @@ struct ServeSpec {
     RunSpec base;
 };
 ServeSpec build_serve_spec(const OptionValues& given);
+// The impair command's options: a spec whose `impair` holds the path, checked (refused when the
+// frame memory cannot hold what the delay and the rate ask, and the like). Throws UsageError.
+RunSpec build_impair_spec(const OptionValues& given);
+// `linerate connect`: the port, the listener's address and port, how each connection ends.
+RunSpec build_connect_spec(const OptionValues& given);
 
 // The streams of a spec as the JSON "spec" section gives them (the one stream without --stream).
 nlohmann::json streams_json(const RunSpec& s);

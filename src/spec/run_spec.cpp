@@ -154,6 +154,12 @@ void RunSpec::check_rates(const RateCeiling& c, bool percent_needs_line_rate) co
 }
 
 void RunSpec::validate() const {
+    if (backend == BackendKind::afxdp && session_max_frame() > kAfxdpMaxFrame)
+        throw UsageError(fmt::format("{} {} is too large for the afxdp backend (at most {} bytes: one UMEM "
+                                     "chunk); use --backend dpdk for jumbo frames",
+                                     impair ? "--max-frame" : "--size", session_max_frame(), kAfxdpMaxFrame));
+    if (impair) return validate_impair();
+    if (connect) return validate_connect();
     const bool afxdp_rx_xdp = afxdp.rx_mode == RxMode::xdp;
     if (afxdp_rx_xdp && rx_streams() > kSinkMaxStreams)
         throw UsageError(fmt::format("--rx-mode xdp tracks at most {} streams; pass --flows N (the sender's flow "
@@ -161,10 +167,6 @@ void RunSpec::validate() const {
                                      kSinkMaxStreams));
     if (afxdp_rx_xdp && trials > 1)
         throw UsageError("--rx-mode xdp counts in the driver for the whole session: give it one trial (--trials 1)");
-    if (backend == BackendKind::afxdp && session_max_frame() > kAfxdpMaxFrame)
-        throw UsageError(fmt::format("--size {} is too large for the afxdp backend (at most {} bytes: one UMEM "
-                                     "chunk); use --backend dpdk for jumbo frames",
-                                     session_max_frame(), kAfxdpMaxFrame));
     if (tx.empty() && rx.empty())
         throw UsageError("no port given: name at least one port with --tx PORT or --rx PORT");
     check_unique(tx, "--tx");
@@ -190,6 +192,8 @@ void RunSpec::validate() const {
     if (reflect && (tx.size() != 1 || rx.size() != 1 || !(tx[0] == rx[0])))
         throw UsageError("reflect: one port, receiving and sending on the same queues");
     if (reflect && count) throw UsageError("reflect runs for --duration (or until interrupted), not for a --count");
+    if (stack_responder && !outstanding)
+        throw UsageError("--responder stack: who answers requests; give --outstanding N to send them");
     if (outstanding && !single_fixed_stream())
         throw UsageError("--outstanding sends one frame template: give it no --stream and one --size");
     if (outstanding) {

@@ -14,6 +14,8 @@
 #include "packet/frame.h"
 #include "packet/signature.h"
 #include "spec/choices.h"
+#include "spec/connect_spec.h"
+#include "spec/impair_spec.h"
 #include "stats/capture.h"
 #include "spec/parse.h"
 #include "spec/procedure_spec.h"
@@ -92,8 +94,11 @@ struct RunSpec {
     double catch_up_s = 0.020;      // --catch-up: lateness the senders make up for (0: none; worker/pacer.h)
     std::optional<int> sender_nice;  // --sender-nice: paced senders' nice value (nullopt: keep the process's)
     bool reflect = false;           // `linerate reflect` in user space: each --rx frame goes back out
+    std::optional<ImpairSpec> impair;  // `linerate impair`: forward between two ports, impaired
+    std::optional<ConnectSpec> connect;  // `linerate connect`: TCP connections to a listener
     uint32_t outstanding = 0;       // request/response: at most this many unanswered requests per queue
     double response_timeout_s = 0.1;  // request/response: a request unanswered this long is lost
+    bool stack_responder = false;   // request/response: a host's own stack answers (--responder stack)
     double duration_s = 10.0;       // TX time limit; the whole run's limit when RX-only
     double interval_s = 1.0;        // report interval
     double drain_s = 2.0;           // max wait for in-flight packets after TX ends
@@ -196,6 +201,8 @@ struct RunSpec {
     void validate_procedure() const;      // part of validate(): what the procedure needs
     void validate_procedure_mix() const;  // part of validate_procedure(): a procedure over a stream mix
     void validate_stream(const StreamSpec& st) const;  // part of validate(): one stream of the mix
+    void validate_impair() const;  // validate() of a `linerate impair` spec (spec/impair_options.cpp)
+    void validate_connect() const;  // validate() of a `linerate connect` spec (spec/connect_options.cpp)
 };
 
 }  // namespace lr::spec

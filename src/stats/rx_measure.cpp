@@ -16,7 +16,7 @@ void RxMeasure::publish(QueueCounters& c) const {
 
 int RxMeasure::classify_general(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
     lr_wire_hdrs h;
-    return lr_wire_classify(p, p + len, nonce_, 0, nstreams_, csum_verified, &h, &s);
+    return lr_wire_classify(p, p + len, nonce_, nonce_mode_, nstreams_, csum_verified, &h, &s);
 }
 
 void RxMeasure::copy_flows() {

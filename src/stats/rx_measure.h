@@ -59,8 +59,12 @@ public:
     // signature=false: every frame counts as ours (plain frames, no sequence tracking).
     // flow_totals: also each flow's bytes, latency extremes and sum, and first and last
     // arrival (FlowRxTotals), which the OTG server reports; off, they cost nothing.
-    RxMeasure(bool signature, uint32_t nonce, uint32_t streams, RxResult* out, bool flow_totals = false)
-        : sig_(signature), totals_(flow_totals), nonce_(nonce), nstreams_(streams), out_(out), live_(out->live.get()),
+    // nonce_mode: LR_NONCE_EXACT, or LR_NONCE_SIG for frames that come back through a host's own
+    // stack (bpf/lr_wire.h).
+    RxMeasure(bool signature, uint32_t nonce, uint32_t streams, RxResult* out, bool flow_totals = false,
+              int nonce_mode = LR_NONCE_EXACT)
+        : sig_(signature), totals_(flow_totals), nonce_(nonce), nonce_mode_(nonce_mode), nstreams_(streams), out_(out),
+          live_(out->live.get()),
           lat_(live_ ? &live_->buf[0] : &out->latency),
           stream_of_(out->stream_of.empty() ? nullptr : out->stream_of.data()),
           stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()),
@@ -212,6 +216,7 @@ private:
     bool sig_;
     bool totals_;
     uint32_t nonce_;
+    int nonce_mode_;  // the fast lane checks all 32 bits; a frame it passes on is checked as this says
     uint32_t nstreams_;
     RxResult* out_;
     LatencyExchange* live_;

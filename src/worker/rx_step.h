@@ -20,7 +20,8 @@ inline constexpr uint32_t kPrefetch = 8;
 class RxQueue {
 public:
     explicit RxQueue(const WorkerConfig& w)
-        : r_(w.rx), c_(*w.rx_counters), meas_(r_.sign, r_.nonce, r_.streams, r_.result, r_.flow_totals),
+        : r_(w.rx), c_(*w.rx_counters), meas_(r_.sign, r_.nonce, r_.streams, r_.result, r_.flow_totals,
+                                                  r_.stack_responder ? LR_NONCE_SIG : LR_NONCE_EXACT),
           cap_(r_.result->capture.active() ? &r_.result->capture : nullptr),
           sizes_(r_.result->sizes.empty() ? nullptr : r_.result->sizes.data()) {}
 

@@ -13,6 +13,8 @@ const char* role_str(Role r) {
         case Role::rx: return "rx";
         case Role::request_response: return "request/response";
         case Role::reflect: return "reflect";
+        case Role::forward: return "forward";
+        case Role::connect: return "connect";
     }
     return "?";
 }

@@ -15,6 +15,12 @@
 #include "stats/gaps.h"
 #include "stats/rx_measure.h"
 #include "worker/flow_gates.h"
+#include "packet/tcp_segment.h"
+#include "spec/connect_spec.h"
+#include "stats/connect_counts.h"
+#include "stats/latency.h"
+#include "worker/handshake_window.h"
+#include "worker/impairer.h"
 #include "worker/pacer.h"
 #include "worker/tx_program.h"
 
@@ -30,8 +36,11 @@ struct RunControl {
 };
 
 // What a worker does on its queue. Request/response and reflect serve a queue's TX and RX
-// with one worker, which owns both the TX and the RX counters of the queue.
-enum class Role : uint8_t { tx, rx, request_response, reflect };
+// with one worker, which owns both the TX and the RX counters of the queue. Forward (`linerate
+// impair`) receives on its port's queue and sends on the same queue of its peer port: it owns
+// the RX counters of the one and the TX counters of the other. Connect (`linerate connect`)
+// sends SYNs and answers the listener's segments on one queue, like request/response.
+enum class Role : uint8_t { tx, rx, request_response, reflect, forward, connect };
 const char* role_str(Role r);
 inline bool sends(Role r) { return r != Role::rx; }
 inline bool receives(Role r) { return r != Role::tx; }
@@ -64,6 +73,32 @@ struct RxSetup {
     uint32_t streams = 0;
     stats::RxResult* result = nullptr;  // written while running, read by the control thread after join
     bool flow_totals = false;  // each flow's bytes, latency sum and extremes, arrival times (stats::FlowRxTotals)
+    bool stack_responder = false;  // responses come from a host's own stack (--responder stack): its IP header
+};
+
+// A forwarding worker's: the impairer of its direction and where it publishes its counts,
+// both the trial's (engine/planner).
+struct ForwardSetup {
+    Impairer* impairer = nullptr;
+    stats::ImpairCounters* counts = nullptr;
+    unsigned peer_port_index = 0;  // the port it sends on
+    std::string peer_port;
+};
+
+// A connecting worker's (`linerate connect`): its handshake window, latency histogram and
+// counts (all the trial's: engine/planner), the SYN template and what the answers need.
+using spec::CloseMode;
+struct ConnectSetup {
+    HandshakeWindow* window = nullptr;
+    stats::ConnectCounters* counts = nullptr;
+    stats::LatencyHistogram* handshake = nullptr;  // SYN to SYN-ACK, per answered handshake
+    const packet::SynTemplate* syn = nullptr;
+    CloseMode close = CloseMode::rst;
+    uint16_t listen_port = 0;
+    uint16_t src_port_lo = 0, src_port_hi = 0;
+    uint16_t queues = 1;  // the port's queues: they take turns through the source ports
+    uint8_t ttl = 64;     // of the replies
+    uint64_t syn_timeout_ns = 0, close_timeout_ns = 0;
 };
 
 struct WorkerConfig {
@@ -74,6 +109,8 @@ struct WorkerConfig {
     int cpu = -1;             // the CPU the worker is pinned to
     TxSetup tx;
     RxSetup rx;
+    ForwardSetup fwd;
+    ConnectSetup conn;
     stats::QueueCounters* tx_counters = nullptr;  // roles that send
     stats::QueueCounters* rx_counters = nullptr;  // roles that receive
     const RunControl* ctl = nullptr;

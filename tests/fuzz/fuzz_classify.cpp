@@ -1,7 +1,9 @@
 // libFuzzer target: the receive-side parsers must never read or write outside the frame,
 // whatever arrives, and signing a replayed frame (sign_frame) either makes it one of ours or
 // leaves it byte-identical; the receive path's fast lane (classify_fast) takes only frames the
-// general rules call ours, with the same fields. Run with ASan and UBSan (tests/fuzz/meson.build).
+// general rules call ours, with the same fields; linerate connect's TCP segment reader never
+// reads past a frame and answers what it accepts with a segment it accepts back. Run with ASan
+// and UBSan (tests/fuzz/meson.build).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +11,7 @@
 
 #include "packet/sig_frame.h"
 #include "packet/signature.h"
+#include "packet/tcp_segment.h"
 #include "packet/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -33,6 +36,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
     }
     lr::packet::reflect_swap(buf.get(), size);
+
+    // linerate connect's reader of a listener's answers, and the reply it writes from one: the
+    // reply parses back with the endpoints swapped and the numbers it was given.
+    if (size) std::memcpy(buf.get(), data, size);
+    lr::packet::TcpSegment seg;
+    if (lr::packet::parse_tcp_segment(buf.get(), static_cast<uint32_t>(size), seg) == lr::packet::SegmentParse::tcp) {
+        if (seg.l4 + 20 > size) __builtin_trap();
+        uint8_t out[lr::packet::kMaxReplyLen];
+        const uint32_t m = lr::packet::write_reply(out, buf.get(), seg, seg.ack, seg.seq + 1, lr::packet::kTcpAck, 64);
+        lr::packet::TcpSegment back;
+        if (m > sizeof(out) || lr::packet::parse_tcp_segment(out, m, back) != lr::packet::SegmentParse::tcp ||
+            back.sport != seg.dport || back.dport != seg.sport || back.seq != seg.ack || back.ack != seg.seq + 1 ||
+            back.ipv6 != seg.ipv6 || back.vlan != seg.vlan)
+            __builtin_trap();
+    }
 
     // Signing the input as a replayed frame, with a run nonce and stream from its first bytes.
     const uint32_t run = size >= 4 ? static_cast<uint32_t>(data[0] << 24 | data[1] << 16 | data[2] << 8 | data[3]) : 0;

@@ -21,6 +21,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const std::string s(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
+        if (data[0] >= 0xf0) {  // the values of impair's and connect's own options
+            using lr::spec::OptionValues;
+            switch (data[0] & 3) {
+                case 0: (void)lr::spec::build_impair_spec(OptionValues{{"between", {"a,b"}}, {"loss-model", {s}}}); break;
+                case 1:
+                    (void)lr::spec::build_impair_spec(
+                        OptionValues{{"between", {"a,b"}}, {"delay", {s}}, {"jitter", {s}}, {"impair-rate", {s}}});
+                    break;
+                case 2: (void)lr::spec::build_connect_spec(OptionValues{{"connect-port", {"p"}}, {"src-ports", {s}}}); break;
+                case 3:
+                    (void)lr::spec::build_connect_spec(
+                        OptionValues{{"connect-port", {"p"}}, {"connect-rate", {s}}, {"connect-outstanding", {s}}});
+                    break;
+            }
+            return 0;
+        }
         switch (data[0] % 14) {
             case 0: {
                 // A profile: JSON when it opens with '{' (never valid TOML), TOML otherwise.

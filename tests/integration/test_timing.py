@@ -3,8 +3,8 @@ everything a busy shared host (two cores, other tests' busy-polling workers, a c
 push outside its tolerance for a moment without anything being wrong with linerate.
 
 Each case runs the same measurement as the exact test it came from (the functions of
-test_dpdk_ring, test_reflect, test_procedures, test_afxdp, test_live, test_link_events and
-test_otg), so the counts of every attempt are asserted exactly there, and a wrong count fails
+test_dpdk_ring, test_reflect, test_procedures, test_afxdp, test_live, test_link_events,
+test_otg and test_impair), so the counts of every attempt are asserted exactly there, and a wrong count fails
 the case at once, never retried. Only the tolerance is retried: a miss is printed with its measured value
 and the whole measurement runs again, 5 s and then 10 s later, up to 3 attempts in all
 (lrtest.retry_timing); the case fails only if all 3 miss. The tolerances and why each check
@@ -19,6 +19,7 @@ from testbed import DutBed, VethBed, unique
 
 import test_afxdp
 import test_dpdk_ring
+import test_impair
 import test_link_events
 import test_live
 import test_otg
@@ -343,3 +344,18 @@ def otg_rfc2544_band():
 
 def test_otg_rfc2544_ndr_matches_throughput():
     timed(otg_rfc2544_band)
+
+
+@pytest.mark.parametrize("delay", test_impair.DELAYS)
+def test_impair_delay(delay):
+    timed(test_impair.delay_accuracy, delay)
+
+
+@pytest.mark.parametrize("dist", test_impair.JITTER_DISTS)
+def test_impair_jitter_shape(dist):
+    timed(test_impair.jitter_shape, dist)
+
+
+@pytest.mark.parametrize("unit", test_impair.LINK_RATES)
+def test_impair_link_rate(unit):
+    timed(test_impair.link_rate, unit)

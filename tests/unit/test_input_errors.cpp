@@ -127,3 +127,50 @@ TEST(RateBound, SeveralSendingPortsAreNamedWithTheirSpeeds) {
     EXPECT_HAS(usage_error([&] { engine::Session session(loop::make_loop_backend(f), s); }),
                "200 % of the 50 Gbit/s line rate of ports a (25 Gbit/s) and b (25 Gbit/s) (their link speeds)");
 }
+
+// linerate impair and linerate connect refuse an impossible path or connection setting before
+// anything is forwarded or sent, quoting what was typed.
+TEST(WholeValue, ImpairAndConnectRefuseWhatCannotBe) {
+    const auto impair_error = [](spec::OptionValues o) {
+        if (!o.count("between")) o["between"] = {"a,b"};
+        return usage_error([&] { spec::build_impair_spec(o); });
+    };
+    EXPECT_HAS(impair_error({{"between", {"a"}}}), "invalid --between \"a\": two different ports A,B");
+    EXPECT_HAS(impair_error({{"between", {"a,a"}}}), "invalid --between \"a,a\"");
+    EXPECT_HAS(impair_error({{"loss", {"150%"}}}), "invalid --loss \"150%\": expected a percentage between 0 and 100");
+    EXPECT_HAS(impair_error({{"duplicate", {"-1%"}}}), "invalid --duplicate \"-1%\"");
+    EXPECT_HAS(impair_error({{"loss", {"1%"}}, {"loss-model", {"gilbert:1,25"}}}), "--loss and --loss-model");
+    EXPECT_HAS(impair_error({{"loss-model", {"gilbert:1"}}}), "invalid --loss-model \"gilbert:1\": two to four");
+    EXPECT_HAS(impair_error({{"loss-model", {"bernoulli:1"}}}), "invalid --loss-model \"bernoulli:1\"");
+    EXPECT_HAS(impair_error({{"loss-model", {"gilbert:1,x"}}}), "\"x\" is not a percentage");
+    EXPECT_HAS(impair_error({{"delay", {"1ms"}}, {"jitter", {"2ms"}}}), "give --jitter-reorder");
+    EXPECT_EQ(impair_error({{"delay", {"1ms"}}, {"jitter", {"2ms"}}, {"jitter-reorder", {"true"}}}), "(no error)");
+    EXPECT_HAS(impair_error({{"impair-rate", {"50%"}}}), "invalid --rate \"50%\": the emulated link's rate");
+    // 10 ms at 1 Gbit/s of 64-byte frames is 14,881 frames on average: more than --limit 1000.
+    EXPECT_HAS(impair_error({{"delay", {"10ms"}}, {"impair-rate", {"1Gbps"}}, {"limit", {"1000"}}}),
+               "more than --limit 1000");
+    EXPECT_EQ(impair_error({{"delay", {"10ms"}}, {"impair-rate", {"1Gbps"}}, {"limit", {"20000"}}}), "(no error)");
+    EXPECT_HAS(impair_error({{"limit", {"16777216"}}, {"max-frame", {"9018"}}, {"impair-queues", {"128"}},
+                             {"backend", {"dpdk"}}}),
+               "of memory, more than half of this host's");
+    EXPECT_HAS(impair_error({{"max-frame", {"9018"}}, {"backend", {"afxdp"}}}), "too large for the afxdp backend");
+
+    const auto connect_error = [](spec::OptionValues o) {
+        if (!o.count("connect-port")) o["connect-port"] = {"p"};
+        return usage_error([&] { spec::build_connect_spec(o); });
+    };
+    EXPECT_EQ(connect_error({}), "(no error)");
+    EXPECT_HAS(usage_error([] { spec::build_connect_spec({}); }), "connect needs --port PORT");
+    EXPECT_HAS(connect_error({{"dst-ip", {"192.0.2.1"}}}), "--dst-ip 192.0.2.1 is outside the benchmarking ranges");
+    EXPECT_HAS(connect_error({{"dst-mac", {"ff:ff:ff:ff:ff:ff"}}}), "multicast/broadcast");
+    EXPECT_HAS(connect_error({{"connect-rate", {"1Gbps"}}}), "invalid --rate \"1Gbps\": connections per second");
+    EXPECT_HAS(connect_error({{"src-ports", {"2000-1999"}}}), "invalid --src-ports \"2000-1999\"");
+    EXPECT_HAS(connect_error({{"src-ports", {"2000-2099"}}, {"connect-outstanding", {"128"}}}),
+               "needs 128 source ports; --src-ports 2000-2099 has 100");
+    EXPECT_HAS(connect_error({{"src-ports", {"2000-2999"}}, {"connect-outstanding", {"256"}},
+                              {"connect-queues", {"4"}}}),
+               "on 4 queues needs 1024 source ports");
+    EXPECT_HAS(connect_error({{"close", {"sometimes"}}}), "sometimes");
+    EXPECT_HAS(connect_error({{"connect-timeout", {"0s"}}}), "--timeout");
+    EXPECT_HAS(connect_error({{"dst-port", {"0"}}}), "--dst-port");
+}

@@ -22,6 +22,11 @@
 namespace lr::afxdp {
 namespace {
 
+// The port a worker sends on: its own, a forwarder's peer.
+unsigned sends_on(const backend::WorkerSlot& w) {
+    return w.role == worker::Role::forward ? w.peer_port_index : w.port_index;
+}
+
 XdpMode xdp_mode_of(spec::XdpMode m) {
     switch (m) {
         case spec::XdpMode::native: return XdpMode::native;
@@ -52,7 +57,7 @@ public:
     const std::vector<backend::PortInfo>& ports() const override { return infos_; }
     uint64_t flush_rx() override {
         uint64_t n = 0;
-        for_each_socket([&](size_t, XskSocket& s) {
+        for_each_socket([&](unsigned, XskSocket& s) {
             if (s.config().rx) n += s.flush_rx();
         });
         return n;
@@ -74,6 +79,8 @@ public:
     }
     void close() override {
         join();
+        rx_sock_.clear();
+        tx_sock_.clear();
         sockets_.clear();  // sockets first, then the programs (their links close: detached)
         ports_.clear();
         infos_.clear();
@@ -93,17 +100,20 @@ private:
     backend::SessionLayout layout_;
     std::vector<Port> ports_;
     std::vector<backend::PortInfo> infos_;
-    // Per worker slot; none for sink pollers. A queue that both sends and receives has one
-    // socket for its two workers: the sender uses its TX and completion rings, the receiver
-    // its RX and fill rings.
-    std::vector<std::shared_ptr<XskSocket>> sockets_;
-    // Each socket once, in slot order.
+    // One socket per (port, queue) that a worker sends or receives on. A queue that both sends
+    // and receives (its own worker's, or two workers': a sender's TX and completion rings, a
+    // receiver's RX and fill rings) has one socket for both.
+    struct QueueSocket {
+        unsigned port = 0;
+        std::shared_ptr<XskSocket> sock;
+    };
+    std::vector<QueueSocket> sockets_;
+    // Per worker slot: the socket it receives through (its port's), and the one it sends
+    // through (its port's; a forwarder's peer port's). Null: none (sink pollers, live frames).
+    std::vector<XskSocket*> rx_sock_, tx_sock_;
     template <class F>
     void for_each_socket(F&& f) const {
-        for (size_t k = 0; k < sockets_.size(); ++k)
-            if (sockets_[k] && std::find(sockets_.begin(), sockets_.begin() + static_cast<std::ptrdiff_t>(k),
-                                         sockets_[k]) == sockets_.begin() + static_cast<std::ptrdiff_t>(k))
-                f(k, *sockets_[k]);
+        for (const auto& q : sockets_) f(q.port, *q.sock);
     }
     std::vector<worker::WorkerConfig> workers_;  // this trial's
     std::vector<lr_sink_qstats> sink_base_;      // per worker: the sink's counts when the trial started
@@ -138,6 +148,17 @@ void AfxdpBackend::check_port(const Port& p) const {
 // protocols on its ports and checks the signature's magic itself.
 RxMatch rx_match(const spec::RunSpec& spec) {
     RxMatch m;
+    if (spec.impair) {  // an emulated link carries everything
+        m.all = true;
+        return m;
+    }
+    if (spec.connect) {  // the listener's segments to the connections' ports; ARP and the rest to the kernel
+        m.udp = false;
+        m.src_port_lo = m.src_port_hi = spec.frame.dst_port;
+        m.dst_port_lo = spec.connect->src_port_lo;
+        m.dst_port_hi = spec.connect->src_port_hi;
+        return m;
+    }
     m.udp = m.tcp = false;
     m.dst_port_lo = 65535;
     m.dst_port_hi = 0;
@@ -155,9 +176,9 @@ RxMatch rx_match(const spec::RunSpec& spec) {
 
 std::string AfxdpBackend::cannot_run(const spec::RunSpec& next) const {
     const RxMatch m = rx_match(next);
-    const bool covered = (!m.udp || match_.udp) && (!m.tcp || match_.tcp) && m.dst_port_lo >= match_.dst_port_lo &&
-                         m.dst_port_hi <= match_.dst_port_hi && m.src_port_lo >= match_.src_port_lo &&
-                         m.src_port_hi <= match_.src_port_hi;
+    const bool covered = match_.all || ((!m.udp || match_.udp) && (!m.tcp || match_.tcp) &&
+                                        m.dst_port_lo >= match_.dst_port_lo && m.dst_port_hi <= match_.dst_port_hi &&
+                                        m.src_port_lo >= match_.src_port_lo && m.src_port_hi <= match_.src_port_hi);
     for (const auto& p : ports_)
         if (p.nrx && !covered)
             return fmt::format("the receive program on {} was set up for other protocols or ports", p.nd.name);
@@ -219,7 +240,8 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
     }
     for (const auto& w : layout.workers) {
         auto& p = ports_[w.port_index];
-        if (worker::sends(w.role)) p.ntx = std::max<uint16_t>(p.ntx, w.queue + 1);
+        auto& out = ports_[sends_on(w)];
+        if (worker::sends(w.role)) out.ntx = std::max<uint16_t>(out.ntx, w.queue + 1);
         if (worker::receives(w.role)) p.nrx = std::max<uint16_t>(p.nrx, w.queue + 1);
     }
     for (const auto& p : ports_) check_port(p);
@@ -248,7 +270,8 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
     xc.ring = spec.ring_size();
     xc.frames = std::max<uint32_t>(4096, 4 * spec.ring_size());
     xc.mode = spec.afxdp.xsk_mode;
-    sockets_.resize(layout.workers.size());
+    rx_sock_.assign(layout.workers.size(), nullptr);
+    tx_sock_.assign(layout.workers.size(), nullptr);
     for (unsigned pi = 0; pi < ports_.size(); ++pi) {
         auto& p = ports_[pi];
         if (p.nrx && spec.afxdp.rx_mode == spec::RxMode::xdp) {
@@ -256,40 +279,31 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
         } else if (p.nrx) {
             p.prog = std::make_unique<XdpRxProgram>(match);
         }
-        // A queue with a sending and a receiving worker: one socket for both (its TX and
-        // completion rings the sender's, its RX and fill rings the receiver's).
-        const auto partner = [&](size_t i) -> std::ptrdiff_t {
-            const auto& w = layout.workers[i];
-            for (size_t j = 0; j < layout.workers.size(); ++j) {
-                const auto& o = layout.workers[j];
-                if (j != i && o.port_index == w.port_index && o.queue == w.queue &&
-                    ((w.role == worker::Role::tx && o.role == worker::Role::rx) ||
-                     (w.role == worker::Role::rx && o.role == worker::Role::tx)))
-                    return static_cast<std::ptrdiff_t>(j);
+        for (uint16_t q = 0; q < std::max(p.ntx, p.nrx); ++q) {
+            // Who sends and who receives on this queue through a socket.
+            std::vector<size_t> senders, receivers;
+            for (size_t i = 0; i < layout.workers.size(); ++i) {
+                const auto& w = layout.workers[i];
+                if (w.queue != q) continue;
+                if (worker::sends(w.role) && sends_on(w) == pi && !(p.live && w.role == worker::Role::tx))
+                    senders.push_back(i);
+                if (worker::receives(w.role) && w.port_index == pi && !(p.sink && w.role == worker::Role::rx))
+                    receivers.push_back(i);
             }
-            return -1;
-        };
-        for (size_t i = 0; i < layout.workers.size(); ++i) {
-            const auto& w = layout.workers[i];
-            if (w.port_index != pi || (p.sink && w.role == worker::Role::rx)) continue;
-            if (p.live && w.role == worker::Role::tx) continue;  // sends from the kernel: no socket
-            const auto j = p.live || p.sink ? -1 : partner(i);
-            if (j >= 0 && sockets_[static_cast<size_t>(j)]) {  // its partner's socket, made already
-                sockets_[i] = sockets_[static_cast<size_t>(j)];
-                continue;
-            }
+            if (senders.empty() && receivers.empty()) continue;
             xc.ifname = p.nd.name;
-            xc.queue = w.queue;
-            xc.tx = worker::sends(w.role) || j >= 0;
-            xc.rx = worker::receives(w.role) || j >= 0;
-            // Request/response and a queue's two workers send from the first half of the UMEM
-            // and receive into the other; a reflector sends from the chunks it received into.
-            xc.tx_chunks = j >= 0                                      ? xc.frames / 2
-                           : w.role == worker::Role::tx                 ? xc.frames
-                           : w.role == worker::Role::request_response ? xc.frames / 2
-                                                                      : 0;
-            sockets_[i] = std::make_shared<XskSocket>(xc);
-            if (xc.rx) p.prog->add_socket(w.queue, sockets_[i]->fd());
+            xc.queue = q;
+            xc.tx = !senders.empty();
+            xc.rx = !receivers.empty();
+            // Sending from the first half of the UMEM and receiving into the other, unless one
+            // reflector does both: it sends from the chunks it received into.
+            const bool reflects = senders.size() == 1 && layout.workers[senders[0]].role == worker::Role::reflect;
+            xc.tx_chunks = !xc.tx || reflects ? 0 : xc.rx ? xc.frames / 2 : xc.frames;
+            auto sock = std::make_shared<XskSocket>(xc);
+            for (size_t i : senders) tx_sock_[i] = sock.get();
+            for (size_t i : receivers) rx_sock_[i] = sock.get();
+            if (xc.rx) p.prog->add_socket(q, sock->fd());
+            sockets_.push_back({pi, std::move(sock)});
         }
         // Sockets are in the map before traffic flows.
         if (p.prog) p.prog->attach(p.nd.name, p.nd.ifindex, xmode);
@@ -309,10 +323,10 @@ void AfxdpBackend::start(const std::vector<worker::WorkerConfig>& workers) {
     if (workers.size() != layout_.workers.size())
         throw EnvError(fmt::format("internal: {} workers for a session of {}", workers.size(), layout_.workers.size()));
     for (size_t i = 0; i < workers.size(); ++i) {
-        auto* s = sockets_[i].get();
-        if (s && s->config().tx_chunks && worker::sends(workers[i].role)) s->load_templates(workers[i].tx.templates);
+        auto* s = tx_sock_[i];
+        if (s && s->config().tx_chunks) s->load_templates(workers[i].tx.templates);
     }
-    for_each_socket([](size_t, XskSocket& s) { s.next_trial(); });
+    for_each_socket([](unsigned, XskSocket& s) { s.next_trial(); });
     // Live frames: the program is loaded for the trial's frame layout (reloaded only when the
     // frame kind or size changed), and each worker's entries start at 0.
     for (size_t i = 0; i < workers.size(); ++i) {
@@ -339,17 +353,18 @@ void AfxdpBackend::start(const std::vector<worker::WorkerConfig>& workers) {
     // The sink's maps count for the whole session: a trial counts from here.
     sink_base_.assign(workers_.size(), {});
     for (size_t i = 0; i < workers_.size(); ++i)
-        if (const auto* sink = ports_[workers_[i].port_index].sink.get(); sink && !sockets_[i])
+        if (const auto* sink = ports_[workers_[i].port_index].sink.get(); sink && !rx_sock_[i] && !tx_sock_[i])
             sink_base_[i] = sink->queue_stats(workers_[i].queue);
     for (size_t i = 0; i < workers_.size(); ++i) {
         const auto& w = workers_[i];
-        XskSocket* s = sockets_[i].get();
+        XskSocket* rs = rx_sock_[i];
+        XskSocket* ts = tx_sock_[i];
         const XdpSink* sink = ports_[w.port_index].sink.get();
         const lr_sink_qstats& base = sink_base_[i];
         const LiveTxProgram* live = ports_[w.port_index].live_prog.get();
-        threads_.emplace_back([&w, s, sink, live, &base] {
+        threads_.emplace_back([&w, rs, ts, sink, live, &base] {
             worker::run_worker(w, [&] {
-                if (s) return run_engine(*s, w);
+                if (rs || ts) return run_engine(rs, ts, w);
                 if (live && w.role == worker::Role::tx) return run_live_engine(*live, w);
                 return run_sink_poller(*sink, base, w);
             });
@@ -391,8 +406,8 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
             s.xdp_passed += st.passed;
             s.xdp_redirect_failed += st.redirect_failed;
         }
-    for_each_socket([&](size_t k, XskSocket& sock) {
-        if (layout_.workers[k].port_index != i) return;
+    for_each_socket([&](unsigned port, XskSocket& sock) {
+        if (port != i) return;
         const auto x = sock.stats();
         s.xsk_rx_dropped += x.rx_dropped;
         s.xsk_rx_ring_full += x.rx_ring_full;
@@ -412,8 +427,8 @@ nlohmann::json AfxdpBackend::environment() const {
     for (unsigned pi = 0; pi < ports_.size(); ++pi) {
         const auto& p = ports_[pi];
         auto socks = nlohmann::json::array();
-        for_each_socket([&](size_t k, XskSocket& q) {
-            if (layout_.workers[k].port_index != pi) return;
+        for_each_socket([&](unsigned port, XskSocket& q) {
+            if (port != pi) return;
             socks.push_back({{"queue", q.config().queue},
                              {"dir", q.config().rx ? (q.config().tx ? "tx+rx" : "rx") : "tx"},
                              {"requested", spec::to_string(q.config().mode)},

@@ -2,6 +2,8 @@
 #include "backend/afxdp/afxdp_worker.h"
 
 #include "backend/afxdp/xsk_ops.h"
+#include "worker/connect_engine.h"
+#include "worker/forward_engine.h"
 #include "worker/reflect_engine.h"
 #include "worker/rr_engine.h"
 #include "worker/rx_engine.h"
@@ -10,24 +12,34 @@
 
 namespace lr::afxdp {
 
-bool run_engine(XskSocket& s, const worker::WorkerConfig& w) {
+bool run_engine(XskSocket* rs, XskSocket* ts, const worker::WorkerConfig& w) {
     switch (w.role) {
         case worker::Role::tx: {
-            XskTxOps tx(s, w.tx.frame_len);
+            XskTxOps tx(*ts, w.tx.frame_len);
             return worker::tx_engine(tx, w);
         }
         case worker::Role::rx: {
-            XskRxOps rx(s, w.ctl->stop_rx);
+            XskRxOps rx(*rs, w.ctl->stop_rx);
             return worker::rx_engine(rx, w);
         }
         case worker::Role::request_response: {
-            XskTxOps tx(s, w.tx.frame_len);
-            XskRxOps rx(s, w.ctl->stop_rx);
+            XskTxOps tx(*ts, w.tx.frame_len);
+            XskRxOps rx(*rs, w.ctl->stop_rx);
             return worker::rr_engine(tx, rx, w);
         }
         case worker::Role::reflect: {
-            XskReflectOps r(s);
+            XskReflectOps r(*rs);
             return worker::reflect_engine(r, w);
+        }
+        case worker::Role::forward: {
+            XskRxOps rx(*rs, w.ctl->stop_rx);
+            XskTxOps tx(*ts, w.tx.frame_len);
+            return worker::forward_engine(rx, tx, w);
+        }
+        case worker::Role::connect: {
+            XskTxOps tx(*ts, w.tx.frame_len);
+            XskRxOps rx(*rs, w.ctl->stop_rx);
+            return worker::connect_engine(tx, rx, w);
         }
     }
     return false;

@@ -7,8 +7,9 @@
 
 namespace lr::afxdp {
 
-// `s` is the queue's socket (sending, receiving, or both for request/response and reflect).
-bool run_engine(XskSocket& s, const worker::WorkerConfig& w);
+// `rx` and `tx`: the sockets the worker receives and sends through (the same one for
+// request/response and reflect; a forwarder's are on two ports), null for what it does not do.
+bool run_engine(XskSocket* rx, XskSocket* tx, const worker::WorkerConfig& w);
 
 // --rx-mode xdp: the counting happens in the driver; this worker only publishes the sink's
 // map counters for its queue into the queue's counters (their single writer), and hands the

@@ -21,6 +21,7 @@ XdpMode parse_xdp_mode(const std::string& s);  // throws UsageError
 
 // What a linerate test frame looks like (programmed into the program's read-only data).
 struct RxMatch {
+    bool all = false;  // every frame (linerate impair), whatever it is
     bool udp = true, tcp = true;
     uint16_t src_port_lo = 0, src_port_hi = 65535;
     uint16_t dst_port_lo = 0, dst_port_hi = 65535;
@@ -36,6 +37,7 @@ void apply_match(Rodata* ro, const RxMatch& m) {
     ro->src_port_hi = m.src_port_hi;
     ro->dst_port_lo = m.dst_port_lo;
     ro->dst_port_hi = m.dst_port_hi;
+    ro->match_all = m.all;
 }
 
 class XdpRxProgram {

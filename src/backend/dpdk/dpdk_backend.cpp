@@ -198,7 +198,9 @@ void DpdkBackend::open(const spec::RunSpec& spec, const backend::SessionLayout& 
     }
     for (const auto& w : layout.workers) {
         auto& p = ports_[w.port_index];
-        if (worker::sends(w.role)) p.ntx = std::max<uint16_t>(p.ntx, w.queue + 1);
+        // A forwarder sends on its peer port.
+        auto& out = ports_[w.role == worker::Role::forward ? w.peer_port_index : w.port_index];
+        if (worker::sends(w.role)) out.ntx = std::max<uint16_t>(out.ntx, w.queue + 1);
         if (worker::receives(w.role)) p.nrx = std::max<uint16_t>(p.nrx, w.queue + 1);
     }
     for (auto& p : ports_) configure(p);
@@ -260,11 +262,12 @@ void DpdkBackend::setup_queues() {
         auto& port = ports_[w.port_index];
         const int socket = rte_eth_dev_socket_id(port.info.id);
         if (worker::sends(w.role)) {
+            auto& out = ports_[w.role == worker::Role::forward ? w.peer_port_index : w.port_index];
             if (w.role != worker::Role::reflect)  // a reflector sends the mbufs it received
-                tx_pools_[i].pool = make_pool(fmt::format("lr{}_{}_tx{}", session_, port.info.id, w.queue),
+                tx_pools_[i].pool = make_pool(fmt::format("lr{}_{}_tx{}", session_, out.info.id, w.queue),
                                               spec.effective_mbufs(), tx_room, socket);
-            if (const int r = rte_eth_tx_queue_setup(port.info.id, w.queue, ring, socket, nullptr); r != 0)
-                throw EnvError(fmt::format("couldn't set up TX queue {} on port {}: {}", w.queue, port.info.name,
+            if (const int r = rte_eth_tx_queue_setup(out.info.id, w.queue, ring, socket, nullptr); r != 0)
+                throw EnvError(fmt::format("couldn't set up TX queue {} on port {}: {}", w.queue, out.info.name,
                                            errstr(r)));
         }
         if (worker::receives(w.role)) {
@@ -351,7 +354,8 @@ void DpdkBackend::start(const std::vector<worker::WorkerConfig>& workers) {
                 throw EnvError("unexpected mbuf layout in this DPDK build (frame data not right after the header)");
             tp.loaded = w.tx.templates;
         }
-        workers_.push_back({w, ports_[w.port_index].info.id, tp.pool});
+        workers_.push_back({w, ports_[w.port_index].info.id, tp.pool,
+                            ports_[w.role == worker::Role::forward ? w.fwd.peer_port_index : w.port_index].info.id});
     }
     for (size_t i = 0; i < workers_.size(); ++i) {
         const int r = rte_eal_remote_launch(worker_main, &workers_[i], lcores_[i].first);

@@ -3,6 +3,8 @@
 #include "backend/dpdk/dpdk_worker.h"
 
 #include "util/privileges.h"
+#include "worker/connect_engine.h"
+#include "worker/forward_engine.h"
 #include "worker/reflect_engine.h"
 #include "worker/rr_engine.h"
 #include "worker/rx_engine.h"
@@ -35,6 +37,16 @@ int worker_main(void* arg) {
             case worker::Role::reflect: {
                 DpdkReflectOps r(w.port_id, c.queue);
                 return worker::reflect_engine(r, c);
+            }
+            case worker::Role::forward: {
+                DpdkRxOps rx(w.port_id, c.queue);
+                DpdkTxOps tx(w.tx_port_id, c.queue, w.tx_pool, held, meta);
+                return worker::forward_engine(rx, tx, c);
+            }
+            case worker::Role::connect: {
+                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held, meta);
+                DpdkRxOps rx(w.port_id, c.queue);
+                return worker::connect_engine(tx, rx, c);
             }
         }
         return false;

@@ -11,6 +11,7 @@ struct DpdkWorker {
     worker::WorkerConfig cfg;
     uint16_t port_id = 0;
     rte_mempool* tx_pool = nullptr;  // roles that send: mbufs holding the frame templates
+    uint16_t tx_port_id = 0;         // the port it sends on (a forwarder's peer; else port_id)
 };
 
 // rte_eal_remote_launch entry point; `arg` is a DpdkWorker*.

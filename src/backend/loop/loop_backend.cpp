@@ -291,6 +291,10 @@ void LoopBackend::start(const std::vector<worker::WorkerConfig>& workers) {
     for (const auto& w : workers)
         if (w.role == worker::Role::reflect)
             throw UsageError("the loop backend has no reflector worker (the far end reflects with LoopFaults::reflect)");
+        else if (w.role == worker::Role::forward)
+            throw UsageError("the loop backend has no forwarder (linerate impair needs two devices)");
+        else if (w.role == worker::Role::connect)
+            throw UsageError("the loop backend has no TCP listener to connect to (linerate connect needs a device)");
     workers_ = workers;
     started_ns_ = stats::now_ns();
     for (size_t i = 0; i < workers_.size(); ++i) {
@@ -329,7 +333,9 @@ void LoopBackend::start(const std::vector<worker::WorkerConfig>& workers) {
                         LoopRxOps rx(sh_, *in, w.ctl->stop_rx);
                         return worker::rr_engine(tx, rx, w);
                     }
-                    case worker::Role::reflect: break;
+                    case worker::Role::reflect:
+                    case worker::Role::forward:
+                    case worker::Role::connect: break;
                 }
                 return false;
             });
