@@ -25,7 +25,7 @@ DPDK=(libdpdk-dev libnuma-dev)
 TEST=(
   build-essential git llvm libclang-rt-14-dev xdp-tools dpdk dpdk-dev chromium
   libgtest-dev googletest libgmock-dev libbenchmark-dev python3-jsonschema python3-prometheus-client python3-pytest
-  ethtool tshark python3-scapy netsniff-ng iputils-ping procps util-linux python3-venv iperf3
+  ethtool tshark python3-scapy netsniff-ng iputils-ping procps util-linux python3-venv iperf3 python3-matplotlib
 )
 
 case ${1:-all} in

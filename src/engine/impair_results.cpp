@@ -31,6 +31,7 @@ void aggregate_impair(result::TrialResult& r, const spec::RunSpec& spec, const s
         const auto& tq = fin.queues[static_cast<size_t>(slots.tx_slot[i])];
         d.sent = tq.packets;
         d.unsent = tq.unsent;
+        if (w.port_index < fin.ports.size()) d.ingress_host_dropped = fin.ports[w.port_index].host_rx_drops();
         d.held_time = result::summarize(imp.residence());
         d.held_buckets = result::latency_buckets(imp.residence());
         const auto& c = d.counts;
@@ -53,6 +54,11 @@ void aggregate_impair(result::TrialResult& r, const spec::RunSpec& spec, const s
         if (c.oversize)
             r.notes.push_back(fmt::format("{}: {} frames were larger than {} bytes and were dropped", where, c.oversize,
                                           spec.session_max_frame()));
+        if (d.ingress_host_dropped && w.queue == 0)
+            r.notes.push_back(fmt::format("{}: the host dropped {} frames that reached it before the emulator received "
+                                          "them (its socket's ring full, or the device's own drops): the emulator "
+                                          "could not keep up, they are not among its counts",
+                                          d.from, d.ingress_host_dropped));
         if (d.unsent)
             r.notes.push_back(fmt::format("{}: {} frames handed to the egress device were never confirmed", where,
                                           d.unsent));

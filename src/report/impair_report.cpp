@@ -52,9 +52,11 @@ void print_impair_summary(std::FILE* out, const result::TrialResult& r) {
     for (const auto& d : r.impair) {
         const auto& h = d.held_time;
         if (!h.count) continue;
-        fmt::print(out, "{}: held min {:.3f} us, p50 {:.3f}, p99 {:.3f}, max {:.3f} us; the egress device took {} of {}\n",
+        fmt::print(out,
+                   "{}: held min {:.3f} us, p50 {:.3f}, p99 {:.3f}, max {:.3f} us; the egress device took {} of {}; "
+                   "the ingress host dropped {}\n",
                    direction(d.from, d.to, d.queue), h.min / 1e3, h.p50 / 1e3, h.p99 / 1e3, h.max / 1e3, d.sent,
-                   d.counts.forwarded);
+                   d.counts.forwarded, d.ingress_host_dropped);
     }
     for (const auto& n : r.notes) fmt::print(out, "note: {}\n", n);
     for (const auto& v : r.violations) fmt::print(out, "INVALID: {}\n", v);
@@ -73,6 +75,7 @@ J impair_json(const std::vector<result::ImpairResult>& v) {
                      {"counts", counts_json(d.counts)},
                      {"sent", d.sent},
                      {"unsent", d.unsent},
+                     {"ingress_host_dropped", d.ingress_host_dropped},
                      {"held_time", latency_json(d.held_time)},
                      {"held_time_buckets", buckets}});
     }

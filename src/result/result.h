@@ -144,6 +144,9 @@ struct ImpairResult {
     stats::ImpairCounts counts;
     uint64_t sent = 0;      // what the egress device confirmed
     uint64_t unsent = 0;    // handed to it and never confirmed when the run ended
+    // What the host dropped of the frames that reached `from` before the emulator received them
+    // (its socket's ring full, the device's own drops): the port's, over all its queues.
+    uint64_t ingress_host_dropped = 0;
     LatencySummary held_time;  // arrival to departure, per forwarded frame (the added delay and the queueing)
     std::vector<LatencyBucket> held_buckets;  // its histogram's non-empty buckets
 };

@@ -4,7 +4,8 @@
 
     sudo python3 tests/bench/impair_classic.py [--delays 0,10,50,100] [--losses 0,0.1,1]
         [--trial-duration 1s] [--iperf-seconds 10] [--json impair-classic.json]
-        [--plot impair-classic.svg] [--limit 250000] [--skip-iperf3]
+        [--plot impair-classic.svg] [--limit 250000] [--skip-iperf3] [--congestion cubic,bbr]
+        [--linerate-from EARLIER.json] [--plot-only EARLIER.json]
 
 For each one-way delay (ms) and loss (%), the emulator runs between the two middle ports of
 the DUT layout (testbed.DutBed: <p>1 and <p>2 in <p>-d), both directions with the same delay
@@ -16,7 +17,9 @@ only as used). Two phases, each over every cell, the emulator started afresh per
      the emulated loss + 0.5 %, so the search finds what the path carries rather than the
      loss it adds; --trial-duration trials; --drain longer than the round trip) from <p>0 to
      <p>3, both in <p>-a, in one process (a search needs its sender and receiver together).
-  2. iperf3: a TCP bulk transfer of --iperf-seconds from <p>0 (198.18.0.1/15, in <p>-a) to
+  2. iperf3: per congestion control in --congestion (iperf3 -C; Mathis' model describes the
+     loss-based ones, cubic and reno; BBR paces by its own estimates and does not back off for
+     random loss), a TCP bulk transfer of --iperf-seconds from <p>0 (198.18.0.1/15, in <p>-a) to
      <p>3 (198.18.0.2/15), which is moved for this phase into a namespace of its own, <p>-b:
      two ends of a TCP connection in one namespace would talk over the loopback, not through
      the emulator. TSO, GSO, GRO and checksum offload are off on both ends, so every frame on
@@ -27,8 +30,8 @@ only as used). Two phases, each over every cell, the emulator started afresh per
 Printed and written to --json: per cell linerate's throughput (pps and L1 Mbit/s of 64-byte
 frames), iperf3's (received Mbit/s, retransmits, its mean RTT) and Mathis et al.'s model for
 one TCP flow with random loss p, MSS / RTT x sqrt(3/2) / sqrt(p) (no figure for p = 0), with
-RTT = 2 x delay + the measured base. --plot: matplotlib when python3 can import it, else a
-hand-written SVG. iperf3 is not part of the build: `apt-get install iperf3`.
+RTT = 2 x delay + the measured base. --plot: drawn with matplotlib. iperf3 and matplotlib are
+the benchmarks' packages (scripts/deps.sh installs them).
 """
 import argparse
 import json
@@ -152,15 +155,15 @@ def base_rtt_ms(bed, d, limit):
     return float(m.group(2))
 
 
-def iperf3_cell(bed, d, delay_ms, loss_pct, args):
-    """One TCP bulk transfer of --iperf-seconds through the path."""
+def iperf3_cell(bed, d, delay_ms, loss_pct, args, congestion):
+    """One TCP bulk transfer of --iperf-seconds through the path, with `congestion` control."""
     with Emulator(bed, d, delay_ms, loss_pct, args.limit) as em:
         server = subprocess.Popen(bed.wrap(bed.nsb_tcp, ["iperf3", "-s", "-1", "-B", B_IP, "-J"]),
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             listening = ["ip", "netns", "exec", bed.nsb_tcp, "ss", "-Hltn", "sport", "=", ":5201"]
             wait_until(lambda: sh(*listening).stdout.strip(), 10, "iperf3 listening", server)
-            r = subprocess.run(bed.wrap(bed.nsa, ["iperf3", "-c", B_IP, "-t", str(args.iperf_seconds), "-J"]),
+            r = subprocess.run(bed.wrap(bed.nsa, ["iperf3", "-c", B_IP, "-t", str(args.iperf_seconds), "-C", congestion, "-J"]),
                                capture_output=True, text=True, timeout=args.iperf_seconds + 120)
         finally:
             if server.poll() is None:
@@ -193,27 +196,27 @@ COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 def plot(cells, path):
     """Throughput (Mbit/s, log) against the one-way delay: per loss linerate's, iperf3's and
-    Mathis' model. matplotlib if it imports; else a hand-written SVG (path's extension made
-    .svg). Returns the path written."""
+    Mathis' model, drawn by matplotlib. Returns the path written."""
     losses = sorted({c["loss_pct"] for c in cells})
     series = []  # (label, colour, dash, marker, [(delay, mbps)])
     for i, loss in enumerate(losses):
         row = sorted((c for c in cells if c["loss_pct"] == loss), key=lambda c: c["delay_ms"])
         colour = COLOURS[i % len(COLOURS)]
-        for label, key, dash, marker in (("linerate", "linerate_l1_mbps", "", "o"), ("iperf3", "iperf3_mbps", "", "s"),
-                                         ("Mathis", "mathis_mbps", "6,4", "")):
-            pts = [(c["delay_ms"], c[key]) for c in row if c.get(key)]
+        kinds = [("linerate", lambda c: c.get("linerate_l1_mbps"), "", "o")]
+        kinds += [(f"iperf3 {cc}", lambda c, cc=cc: c.get("iperf3", {}).get(cc, {}).get("mbps"), ":" if k else "", "s^"[k % 2])
+                  for k, cc in enumerate(sorted({cc for c in row for cc in c.get("iperf3", {})}))]
+        kinds += [("Mathis", lambda c: c.get("mathis_mbps"), "6,4", "")]
+        for label, value, dash, marker in kinds:
+            pts = [(c["delay_ms"], value(c)) for c in row if value(c)]
             if pts:
                 series.append((f"{label}, loss {num(loss)} %", colour, dash, marker, pts))
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return svg_plot(series, os.path.splitext(path)[0] + ".svg")
+    import matplotlib  # python3-matplotlib (scripts/deps.sh)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 5))
     for label, colour, dash, marker, pts in series:
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colour, linestyle="--" if dash else "-",
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colour,
+                linestyle={"": "-", ":": ":"}.get(dash, "--"),
                 marker=marker or None, label=label)
     ax.set_yscale("log")
     ax.set_xlabel("one-way delay (ms), each direction")
@@ -225,62 +228,13 @@ def plot(cells, path):
     return path
 
 
-def svg_plot(series, path, w=760, h=460):
-    """The same plot as a small hand-written SVG: linear x, logarithmic y by decades."""
-    left, right, top, bottom = 70, 230, 20, 50
-    xs = [p[0] for s in series for p in s[4]] or [0, 1]
-    ys = [p[1] for s in series for p in s[4] if p[1] > 0] or [1, 10]
-    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
-    d0, d1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
-    d1 = d1 if d1 > d0 else d0 + 1
-
-    def px(x):
-        return left + (x - x0) / (x1 - x0) * (w - left - right)
-
-    def py(y):
-        return top + (d1 - math.log10(y)) / (d1 - d0) * (h - top - bottom)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
-           f'font-size="11">', f'<rect width="{w}" height="{h}" fill="white"/>']
-    for dec in range(d0, d1 + 1):
-        y = py(10 ** dec)
-        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{10 ** dec:g}</text>')
-    for x in sorted(set(xs)):
-        out.append(f'<line x1="{px(x):.1f}" y1="{top}" x2="{px(x):.1f}" y2="{h - bottom}" stroke="#eee"/>')
-        out.append(f'<text x="{px(x):.1f}" y="{h - bottom + 16}" text-anchor="middle">{x:g}</text>')
-    out.append(f'<rect x="{left}" y="{top}" width="{w - left - right}" height="{h - top - bottom}" fill="none" '
-               f'stroke="#444"/>')
-    out.append(f'<text x="{(left + w - right) / 2:.0f}" y="{h - 12}" text-anchor="middle">one-way delay (ms), '
-               f'each direction</text>')
-    out.append(f'<text transform="translate(16,{(top + h - bottom) / 2:.0f}) rotate(-90)" text-anchor="middle">'
-               f'throughput (Mbit/s)</text>')
-    for i, (label, colour, dash, marker, pts) in enumerate(series):
-        line = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts if y > 0)
-        style = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.8"{style}/>')
-        for x, y in pts:
-            if marker == "o":
-                out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{colour}"/>')
-            elif marker == "s":
-                out.append(f'<rect x="{px(x) - 3.5:.1f}" y="{py(y) - 3.5:.1f}" width="7" height="7" fill="{colour}"/>')
-        ly = top + 14 + 16 * i
-        out.append(f'<line x1="{w - right + 12}" y1="{ly - 4}" x2="{w - right + 36}" y2="{ly - 4}" stroke="{colour}" '
-                   f'stroke-width="1.8"{style}/>')
-        out.append(f'<text x="{w - right + 42}" y="{ly}">{label}</text>')
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
-    return path
-
-
 # ---- The run ----
 
-def print_table(cells, base_rtt):
+def print_table(cells, base_rtt, congestions):
     print(f"\nbase round trip through the emulator at 0 ms: "
           f"{'-' if base_rtt is None else f'{base_rtt:.3f} ms'}")
     print(f"{'delay':>7} {'RTT':>9} {'loss':>6} {'goal':>6} {'linerate pps':>14} {'L1 Mbit/s':>10} "
-          f"{'iperf3 Mbit/s':>14} {'retrans':>8} {'Mathis Mbit/s':>14}")
+          + "".join(f"{cc + ' Mbit/s':>14} {'retrans':>8} " for cc in congestions) + f"{'Mathis Mbit/s':>14}")
     def f(v, fmt):
         return "-" if v is None else format(v, fmt)
     for c in cells:
@@ -288,8 +242,9 @@ def print_table(cells, base_rtt):
             (">=" if c.get("linerate_at_least") else "") + f"{c['linerate_pps']:,.0f}"
         print(f"{num(c['delay_ms']):>5}ms {f(c['rtt_ms'], '.3f'):>7}ms {num(c['loss_pct']):>5}% "
               f"{f(c.get('goal_loss_pct'), '.2f'):>5}% {tp:>14} {f(c.get('linerate_l1_mbps'), '.2f'):>10} "
-              f"{f(c.get('iperf3_mbps'), '.3f'):>14} {f(c.get('iperf3_retransmits'), 'd'):>8} "
-              f"{f(c.get('mathis_mbps'), '.3f'):>14}")
+              + "".join(f"{f(c.get('iperf3', {}).get(cc, {}).get('mbps'), '.3f'):>14} "
+                        f"{f(c.get('iperf3', {}).get(cc, {}).get('retransmits'), 'd'):>8} " for cc in congestions)
+              + f"{f(c.get('mathis_mbps'), '.3f'):>14}")
 
 
 def main():
@@ -303,7 +258,18 @@ def main():
     ap.add_argument("--json", default="impair-classic.json")
     ap.add_argument("--plot", default="impair-classic.svg")
     ap.add_argument("--skip-iperf3", action="store_true", help="linerate's phase only")
+    ap.add_argument("--congestion", default="cubic,bbr",
+                    help="iperf3's TCP congestion control algorithms, one transfer each per cell (Mathis' model "
+                         "describes loss-based ones: reno, cubic)")
+    ap.add_argument("--linerate-from", metavar="JSON",
+                    help="take linerate's figures from an earlier run's --json instead of measuring them again")
+    ap.add_argument("--plot-only", metavar="JSON", help="draw --plot from an earlier run's --json, nothing else")
     a = ap.parse_args()
+    congestions = [x for x in a.congestion.split(",") if x]
+    if a.plot_only:
+        with open(a.plot_only) as f:
+            print(f"wrote {plot(json.load(f)['cells'], a.plot)}")
+        return
     if os.geteuid() != 0:
         sys.exit("impair_classic: must run as root (namespaces, XDP)")
     if not os.access(LR, os.X_OK):
@@ -314,6 +280,12 @@ def main():
         sys.exit(3)
     grid = [(dly, loss) for dly in parse_list(a.delays) for loss in parse_list(a.losses)]
     cells = {g: {"delay_ms": g[0], "loss_pct": g[1]} for g in grid}
+    earlier = {}
+    if a.linerate_from:
+        with open(a.linerate_from) as f:
+            for c in json.load(f)["cells"]:
+                earlier[(c["delay_ms"], c["loss_pct"])] = {k: v for k, v in c.items() if k.startswith("linerate_") or
+                                                           k in ("goal_loss_pct", "generator_ceiling_pps")}
     base = None
     bed = DutBed(a.prefix)
     bed.nsb_tcp = f"{a.prefix}-b"
@@ -321,6 +293,9 @@ def main():
     try:
         with bed, tempfile.TemporaryDirectory() as d:
             for dly, loss in grid:
+                if (dly, loss) in earlier:
+                    cells[(dly, loss)].update(earlier[(dly, loss)])
+                    continue
                 print(f"linerate throughput, delay {num(dly)} ms, loss {num(loss)} % ...", flush=True)
                 r = linerate_cell(bed, d, dly, loss, a)
                 cells[(dly, loss)].update({"goal_loss_pct": r["goal_loss_pct"], "linerate_pps": r["pps"],
@@ -332,12 +307,12 @@ def main():
                 split_for_tcp(bed)
                 base = base_rtt_ms(bed, d, a.limit)
                 for dly, loss in grid:
-                    print(f"iperf3, delay {num(dly)} ms, loss {num(loss)} % ...", flush=True)
-                    r = iperf3_cell(bed, d, dly, loss, a)
-                    cells[(dly, loss)].update({"iperf3_mbps": r["mbps"], "iperf3_retransmits": r["retransmits"],
-                                               "iperf3_mean_rtt_ms": r["mean_rtt_ms"], "mss": r["mss"],
-                                               "iperf3_emulator": r["emulator"]})
-                    print(f"  {r['mbps']:.3f} Mbit/s, {r['retransmits']} retransmits", flush=True)
+                    for cc in congestions:
+                        print(f"iperf3 ({cc}), delay {num(dly)} ms, loss {num(loss)} % ...", flush=True)
+                        r = iperf3_cell(bed, d, dly, loss, a, cc)
+                        cells[(dly, loss)]["mss"] = r.pop("mss")
+                        cells[(dly, loss)].setdefault("iperf3", {})[cc] = r
+                        print(f"  {r['mbps']:.3f} Mbit/s, {r['retransmits']} retransmits", flush=True)
     finally:
         remove_ns(bed.nsb_tcp)
     out = []
@@ -347,9 +322,10 @@ def main():
         c["mathis_mbps"] = mathis_mbps(c.get("mss") or 1448, c["rtt_ms"] if base is not None or c["delay_ms"] else 0,
                                        c["loss_pct"])
         out.append(c)
-    print_table(out, base)
+    print_table(out, base, congestions)
     with open(a.json, "w") as f:
-        json.dump({"base_rtt_ms": base, "margin_pct": MARGIN_PCT, "frame_size": 64, "cells": out}, f, indent=2)
+        json.dump({"base_rtt_ms": base, "margin_pct": MARGIN_PCT, "frame_size": 64, "congestion": congestions,
+                   "cells": out}, f, indent=2)
     print(f"\nwrote {a.json} and {plot(out, a.plot)}")
 
 

@@ -100,6 +100,9 @@ def adds_up(e):
     check(c["received"] + c["duplicated"] == out, f"{e['from']} -> {e['to']}: the counts do not add up: {c}")
     check(c["forwarded"] == e["sent"] + e["unsent"], f"{e['from']} -> {e['to']}: forwarded {c['forwarded']}, "
                                                      f"the device confirmed {e['sent']} and left {e['unsent']}")
+    # The tests' loads are ones the bed carries: the host dropped nothing before the emulator.
+    check(e["ingress_host_dropped"] == 0, f"{e['from']} -> {e['to']}: the host dropped {e['ingress_host_dropped']} "
+                                          f"frames before the emulator received them")
 
 
 def direction(report, frm, to):
