@@ -149,13 +149,16 @@ def test_a_port_nobody_listens_on_refuses_every_syn():
 
 def test_as_fast_as_the_listener_answers():
     """--rate max with 32 handshakes in flight for 2 s: whatever rate the far kernel sustains,
-    every answered handshake either opened a connection there or overflowed its accept queue
-    (the listener could not accept that fast): passive opens + overflows = answered."""
+    every answered handshake either opened a connection there, or had its ACK dropped because
+    the listener's accept queue was full and was then reset half-open (a failed attempt). A
+    full accept queue also drops SYNs, which time out here: the kernel's overflows are exactly
+    those two (on a loaded host the listener falls behind, and these happen)."""
     c, d, _ = through_listener("--duration", "2s", "--outstanding", "32", "--close", "rst")
     t = c["total"]
     assert t["answered"] > 1000, t
     assert t["timeouts"] + t["in_flight"] <= t["syns"] - t["answered"], t
-    assert d["TcpPassiveOpens"] + d["TcpExtListenOverflows"] == t["answered"], (d, t)
+    assert d["TcpPassiveOpens"] + d["TcpAttemptFails"] == t["answered"], (d, t)
+    assert d["TcpExtListenOverflows"] == d["TcpAttemptFails"] + t["timeouts"], (d, t)
     print(f"as fast as answered: {c['connections_per_s']:,.0f} connections/s, handshake p50 "
           f"{c['queues'][0]['handshake_ns']['p50_ns'] / 1e3:.1f} us")
 
