@@ -218,25 +218,29 @@ void account_losses(result::TrialResult& r, bool reflect) {
 
 }  // namespace
 
-void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin,
-               const std::vector<TxStreams>& tx, const std::vector<const stats::RxResult*>& rx, bool ended_early) {
-    stats::check_invariants(r.ids, fin, r.loopback, r.violations);
+void aggregate_counters(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin, bool loopback) {
+    stats::check_invariants(r.ids, fin, loopback, r.violations);
     r.notes.insert(r.notes.begin(), spec.notes.begin(), spec.notes.end());  // what the spec changed
     r.ports = fin.ports;
     r.tx = stats::total(r.ids, fin, Dir::tx);
     r.rx = stats::total(r.ids, fin, Dir::rx);
-    size_t rxi = 0;
     for (size_t i = 0; i < r.ids.size(); ++i) {
         const auto& q = fin.queues[i];
         const bool is_rx = r.ids[i].dir == Dir::rx;
         const uint64_t a = is_rx ? q.first_pkt_ns : q.start_ns, b = is_rx ? q.last_pkt_ns : q.end_ns;
-        result::QueueResult qr{r.ids[i], q, b > a ? (b - a) * 1e-9 : 0, {}};
-        if (is_rx && rxi < rx.size()) {
-            qr.latency = result::summarize(rx[rxi]->latency);
-            r.latency.merge(rx[rxi]->latency);
-            ++rxi;
-        }
-        r.queues.push_back(qr);
+        r.queues.push_back({r.ids[i], q, b > a ? (b - a) * 1e-9 : 0, {}});
+    }
+}
+
+void aggregate(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin,
+               const std::vector<TxStreams>& tx, const std::vector<const stats::RxResult*>& rx, bool ended_early) {
+    aggregate_counters(r, spec, fin, r.loopback);
+    size_t rxi = 0;
+    for (auto& qr : r.queues) {
+        if (qr.id.dir != Dir::rx || rxi >= rx.size()) continue;
+        qr.latency = result::summarize(rx[rxi]->latency);
+        r.latency.merge(rx[rxi]->latency);
+        ++rxi;
     }
     r.sig_level = spec.sig_level();
     for (const auto& t : spec.tx)

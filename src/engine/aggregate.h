@@ -32,6 +32,11 @@ std::vector<result::FlowResult> merge_flows(const std::vector<TxStreams>& tx,
                                                 const std::vector<const stats::RxResult*>& rx, bool sender_known,
                                                 std::vector<std::string>& violations);
 
+// The part every command's result shares: the counters' invariants (`loopback`: TX and RX
+// counted against each other), the spec's notes, the ports, the totals and each queue's
+// counters and active time.
+void aggregate_counters(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin, bool loopback);
+
 // Fills `r` (whose ids and intervals are set) from the final snapshot and the receivers'
 // results; `tx` and `rx` as for merge_flows. `ended_early`: the trial was interrupted or
 // aborted, so a short count is not a violation.

@@ -2,23 +2,13 @@
 
 #include <fmt/format.h>
 
-namespace lr::engine {
+#include "engine/aggregate.h"
 
-using stats::Dir;
+namespace lr::engine {
 
 void aggregate_impair(result::TrialResult& r, const spec::RunSpec& spec, const stats::Snapshot& fin,
                       const std::vector<worker::WorkerConfig>& workers, const CounterSlots& slots) {
-    stats::check_invariants(r.ids, fin, false, r.violations);
-    r.notes.insert(r.notes.begin(), spec.notes.begin(), spec.notes.end());
-    r.ports = fin.ports;
-    r.tx = stats::total(r.ids, fin, Dir::tx);
-    r.rx = stats::total(r.ids, fin, Dir::rx);
-    for (size_t i = 0; i < r.ids.size(); ++i) {
-        const auto& q = fin.queues[i];
-        const bool is_rx = r.ids[i].dir == Dir::rx;
-        const uint64_t a = is_rx ? q.first_pkt_ns : q.start_ns, b = is_rx ? q.last_pkt_ns : q.end_ns;
-        r.queues.push_back({r.ids[i], q, b > a ? (b - a) * 1e-9 : 0, {}});
-    }
+    aggregate_counters(r, spec, fin, false);  // the queues' invariants, each on its own
     for (size_t i = 0; i < workers.size(); ++i) {
         const auto& w = workers[i];
         if (w.role != worker::Role::forward || !w.fwd.impairer) continue;
