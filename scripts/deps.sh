@@ -16,7 +16,7 @@ set -euo pipefail
 BINARY=(
   g++ pkg-config meson ninja-build clang bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev prometheus-cpp-dev libcap-ng-dev
-  libcpp-httplib-dev libssl-dev
+  libcpp-httplib-dev libssl-dev libyaml-cpp-dev
   libjs-chart.js iproute2 python3
 )
 # The DPDK backend (about 215 packages with their dependencies: one per PMD and library).

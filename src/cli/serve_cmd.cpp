@@ -4,9 +4,12 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <thread>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "engine/interrupt.h"
+#include "otg/clock_info.h"
+#include "otg/controller_service.h"
 #include "otg/http_server.h"
 #include "otg/procedure_endpoint.h"
 #include "otg/traffic_service.h"
@@ -34,6 +37,59 @@ Exit codes: 0 stopped by a signal, 2 usage error, 3 environment error (the addre
     opts_.bind(*app_, spec::Command::serve);
 }
 
+namespace {
+
+// What GET /linerate/engine says of this engine: who it is and the clock it stamps with.
+nlohmann::json engine_info(const std::string& host_label, spec::BackendKind backend) {
+    return {{"host", host_label},
+            {"version", LINERATE_VERSION},
+            {"backend", spec::to_string(backend)},
+            {"clock", otg::clock_json(otg::read_clock_info())}};
+}
+
+std::string host_name() {
+    char buf[256] = {};
+    return gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
+// A signal ends the server: the running traffic stops and drains, the ports close.
+void serve_until_signal(otg::HttpServer& http) {
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+        while (!done && !engine::interrupt_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        http.stop();
+    });
+    http.serve();
+    done = true;
+    watcher.join();
+    fmt::print("linerate serve: stopped\n");
+}
+
+}  // namespace
+
+int ServeCommand::run_controller(const spec::ServeSpec& serve, const otg::ServerOptions& so) {
+    // The options that choose a backend and its ports are each engine's own.
+    for (const auto& [name, values] : opts_.given())
+        if (name != "controller" && name != "location-map" && name != "listen" && name != "tls" && name != "tls-cert" &&
+            name != "tls-key" && name != "quiet" && name != "nonce")
+            throw UsageError(fmt::format("--{}: an engine's option; --controller drives engines (each a `linerate "
+                                         "serve` with its own options) and takes --location-map, --listen, --tls, "
+                                         "--tls-cert, --tls-key, --nonce and --quiet",
+                                         name));
+    otg::ControllerOptions co;
+    if (!serve.server.location_map.empty()) co.locations = otg::LocationMap::load(serve.server.location_map);
+    if (serve.base.nonce_given) co.nonce = serve.base.nonce;
+    engine::install_interrupt_handlers();
+    otg::ControllerService service(std::move(co));
+    otg::HttpServer http(service, [&] { return service.metrics(); }, {}, so);
+    http.bind();
+    fmt::print("linerate serve: OTG API {} at {} (controller of linerate engines); snappi: snappi.api(location=\"{}\")\n",
+               otg::kOtgApiVersion, http.url(), http.url());
+    std::fflush(stdout);
+    serve_until_signal(http);
+    return 0;
+}
+
 int ServeCommand::run() {
     const auto given = opts_.given();
     const auto serve = spec::build_serve_spec(given);
@@ -46,6 +102,8 @@ int ServeCommand::run() {
     so.tls_key = serve.server.tls_key;
     so.tls_self_signed = serve.server.tls_self_signed;
     so.log_requests = !base.quiet;
+    if (serve.server.controller) return run_controller(serve, so);
+    if (!serve.server.location_map.empty()) throw UsageError("--location-map: only with --controller");
     // What the procedures' profiles share with the server: its options that apply to them.
     spec::OptionValues shared;
     for (const auto& [name, values] : given)
@@ -61,25 +119,20 @@ int ServeCommand::run() {
                    }), own.end());
     if (util::allowed_cpus().size() > 1) util::restrict_current_thread(own);
     engine::install_interrupt_handlers();
-    report::MetricsSink metrics;
+    const std::string host_label = serve.server.host_label.empty() ? host_name() : serve.server.host_label;
+    report::MetricsSink metrics({{"host", host_label}}, true);
     otg::TrafficService service(base, backend::make_backend, {&metrics});
     otg::HttpServer http(
         service, [&] { return metrics.exposition(); },
-        [&](const std::string& body) { return otg::run_procedure_profile(body, shared, &metrics); }, so);
+        [&](const std::string& body) {
+            return service.with_ports_free([&] { return otg::run_procedure_profile(body, shared, &metrics); });
+        },
+        so, &service, [&] { return engine_info(host_label, base.backend); });
     http.bind();
     fmt::print("linerate serve: OTG API {} at {} ({} backend); snappi: snappi.api(location=\"{}\")\n",
                otg::kOtgApiVersion, http.url(), spec::to_string(base.backend), http.url());
     std::fflush(stdout);
-    // A signal ends the server: the running traffic stops and drains, the ports close.
-    std::atomic<bool> done{false};
-    std::thread watcher([&] {
-        while (!done && !engine::interrupt_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        http.stop();
-    });
-    http.serve();
-    done = true;
-    watcher.join();
-    fmt::print("linerate serve: stopped\n");
+    serve_until_signal(http);
     return 0;
 }
 

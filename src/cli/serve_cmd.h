@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/option_binding.h"
+#include "otg/http_server.h"
+#include "spec/options.h"
 
 namespace lr::cli {
 
@@ -14,6 +16,8 @@ public:
     int run();
 
 private:
+    // serve --controller: an OTG server driving other engines (otg/controller_service.h).
+    int run_controller(const spec::ServeSpec& serve, const otg::ServerOptions& so);
     CLI::App* app_ = nullptr;
     BoundOptions opts_;
 };

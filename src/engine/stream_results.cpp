@@ -74,11 +74,13 @@ void stream_results(result::TrialResult& r, const spec::RunSpec& spec, const std
             }
             if (mix.size() == 1) {
                 st.latency = result::summarize(r.latency);
+                st.latency_buckets = result::latency_buckets(r.latency);
             } else {
                 stats::StreamLatency h;
                 for (const auto* x : rx)
                     if (s < x->stream_latency.size()) h.merge(x->stream_latency[s]);
                 st.latency = result::summarize(h);
+                st.latency_buckets = result::latency_buckets(h);
             }
         } else if (receives && mix.size() == 1 && r.loopback) {
             st.measured = true;

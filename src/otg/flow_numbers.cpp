@@ -59,6 +59,7 @@ FlowNumbers final_numbers(const result::TrialResult& r, size_t stream) {
     if (stream >= r.streams.size()) return {};
     auto n = numbers_of(r.streams[stream]);
     n.jitter_ns = r.streams[stream].jitter_ns;
+    n.lat_buckets = r.streams[stream].latency_buckets;
     return n;
 }
 

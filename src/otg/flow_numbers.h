@@ -18,6 +18,7 @@ struct FlowNumbers {
     uint64_t lat_n = 0, lat_sum_ns = 0, lat_min_ns = 0, lat_max_ns = 0;  // frames with a timestamp
     uint64_t first_rx_ns = 0, last_rx_ns = 0;  // CLOCK_MONOTONIC; 0: nothing received
     double jitter_ns = 0;                      // after the trial: the largest of its flows' (RFC 3550)
+    std::vector<result::LatencyBucket> lat_buckets;  // after the trial: its latency histogram (a controller merges them)
     // The counts since `base` (a flow started again within a trial): counts and sums are
     // differences; the extremes and times are kept (they cover every start of the trial).
     FlowNumbers since(const FlowNumbers& base) const;

@@ -85,9 +85,11 @@ struct SelfSigned {
 
 }  // namespace
 
-HttpServer::HttpServer(TrafficService& service, std::function<std::string()> metrics,
-                       std::function<json(const std::string&)> procedure, const ServerOptions& o)
-    : service_(service), metrics_(std::move(metrics)), procedure_(std::move(procedure)), o_(o) {
+HttpServer::HttpServer(OtgService& service, std::function<std::string()> metrics,
+                       std::function<json(const std::string&)> procedure, const ServerOptions& o,
+                       TrafficService* engine, std::function<json()> engine_info)
+    : service_(service), engine_(engine), engine_info_(std::move(engine_info)), metrics_(std::move(metrics)),
+      procedure_(std::move(procedure)), o_(o) {
     if (!o.tls_cert.empty() || !o.tls_key.empty()) {
         auto s = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
         if (!s->is_valid())
@@ -159,9 +161,15 @@ void HttpServer::routes() {
     s.Get("/+linerate/flows", [this](const httplib::Request&, httplib::Response& res) {
         guarded(res, [&] { res.set_content(service_.extended_flows().dump(), kJson); });
     });
-    s.Post("/+linerate/procedure", [this](const httplib::Request& req, httplib::Response& res) {
-        guarded(res, [&] { res.set_content(service_.with_ports_free([&] { return procedure_(req.body); }).dump(), kJson); });
-    });
+    if (procedure_)
+        s.Post("/+linerate/procedure", [this](const httplib::Request& req, httplib::Response& res) {
+            guarded(res, [&] { res.set_content(procedure_(req.body).dump(), kJson); });
+        });
+    if (engine_info_)
+        s.Get("/+linerate/engine", [this](const httplib::Request&, httplib::Response& res) {
+            guarded(res, [&] { res.set_content(engine_info_().dump(), kJson); });
+        });
+    if (engine_) engine_routes();
     // Every other path and method: not implemented, as an OTG Error.
     const auto not_implemented = [](const httplib::Request& req, httplib::Response& res) {
         reply_error(res, 501, {fmt::format("{} {}: not implemented by linerate (docs/otg.md lists what is)", req.method,
@@ -185,6 +193,22 @@ void HttpServer::routes() {
             fmt::print("linerate serve: {} {} {}\n", req.method, req.path, res.status);
             std::fflush(stdout);
         });
+}
+
+void HttpServer::engine_routes() {
+    auto& s = *server_;
+    s.Post("/+linerate/engine/config", [this](const httplib::Request& req, httplib::Response& res) {
+        guarded(res, [&] { res.set_content(engine_->set_engine_config(body_of(req)).dump(), kJson); });
+    });
+    s.Post("/+linerate/engine/arm", [this](const httplib::Request& req, httplib::Response& res) {
+        guarded(res, [&] { reply_warnings(res, engine_->arm(body_of(req))); });
+    });
+    s.Post("/+linerate/engine/go", [this](const httplib::Request& req, httplib::Response& res) {
+        guarded(res, [&] { res.set_content(engine_->go(body_of(req)).dump(), kJson); });
+    });
+    s.Get("/+linerate/engine/view", [this](const httplib::Request&, httplib::Response& res) {
+        guarded(res, [&] { res.set_content(engine_->engine_view().dump(), kJson); });
+    });
 }
 
 void HttpServer::bind() {

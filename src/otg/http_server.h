@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "otg/otg_service.h"
 #include "otg/traffic_service.h"
 #include "spec/options.h"
 
@@ -33,9 +34,12 @@ struct ServerOptions {
 class HttpServer {
 public:
     // `metrics`: the Prometheus exposition text (GET /metrics); `procedure`: runs a procedure
-    // profile (POST /linerate/procedure) and returns its report.
-    HttpServer(TrafficService& service, std::function<std::string()> metrics,
-               std::function<nlohmann::json(const std::string&)> procedure, const ServerOptions& o);
+    // profile (POST /linerate/procedure) and returns its report (none: 501); `engine`: the
+    // endpoints a controller drives an engine with (/linerate/engine/...), none for a controller;
+    // `engine_info`: GET /linerate/engine.
+    HttpServer(OtgService& service, std::function<std::string()> metrics,
+               std::function<nlohmann::json(const std::string&)> procedure, const ServerOptions& o,
+               TrafficService* engine = nullptr, std::function<nlohmann::json()> engine_info = {});
     ~HttpServer();
     // Binds; throws EnvError naming the address and the reason.
     void bind();
@@ -46,7 +50,10 @@ public:
 
 private:
     void routes();
-    TrafficService& service_;
+    void engine_routes();
+    OtgService& service_;
+    TrafficService* engine_;
+    std::function<nlohmann::json()> engine_info_;
     std::function<std::string()> metrics_;
     std::function<nlohmann::json(const std::string&)> procedure_;
     ServerOptions o_;

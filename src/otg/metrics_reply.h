@@ -4,7 +4,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
-#include "otg/traffic_service.h"
+#include "otg/view.h"
 
 namespace lr::otg {
 

@@ -108,7 +108,7 @@ void TrafficService::refuse_while_running() const {
 }
 
 void TrafficService::finish_ended_run(std::unique_lock<std::mutex>& lk) {
-    if (!running_ || (any_transmitting() && !control_->end_tx)) return;
+    if (!running_ || (busy() && !control_->end_tx)) return;
     control_->end_tx = true;
     cv_.wait_for(lk, std::chrono::duration<double>(session_spec_.drain_s + 5), [&] { return !running_; });
 }
@@ -128,14 +128,27 @@ void TrafficService::return_ports() {
 
 // ---- Configuration ---------------------------------------------------------------------
 
+bool TrafficService::EngineRole::local(const std::string& port) const {
+    return std::find(local_ports.begin(), local_ports.end(), port) != local_ports.end();
+}
+
 std::vector<spec::StreamSpec> TrafficService::streams_for(OtgConfig cfg) const {
     std::map<std::string, std::string> location;
     for (const auto& p : cfg.ports) location[p.name] = p.location;
     std::vector<spec::StreamSpec> out;
     for (auto& f : cfg.flows) {
         auto st = f.stream;
-        st.ports = {location[f.tx_port]};
-        if (f.dst_mac_auto && session_ && !f.rx_ports.empty()) {  // the receiving port's own address
+        // A flow another engine sends leaves by no port here: its stream is only received.
+        st.ports = {role_ && !role_->local(f.tx_port) ? std::string(kElsewhere) : location[f.tx_port]};
+        const std::string rx = f.rx_ports.empty() ? "" : f.rx_ports.front();
+        if (f.dst_mac_auto && role_ && !rx.empty() && !role_->local(rx)) {  // another engine's port's address
+            const auto it = role_->remote_macs.find(rx);
+            if (it != role_->remote_macs.end()) {
+                const auto mac = packet::parse_mac(it->second, f.path + ".packet[0].ethernet.dst");
+                st.frame.dst_mac = mac;
+                for (auto& ff : st.flow_frames) ff.dst_mac = mac;
+            }
+        } else if (f.dst_mac_auto && session_ && !f.rx_ports.empty()) {  // the receiving port's own address
             for (const auto& p : session_->ports())
                 if (p.name == location[f.rx_ports.front()] && !p.mac.empty()) {
                     const auto mac = packet::parse_mac(p.mac, f.path + ".packet[0].ethernet.dst");
@@ -163,7 +176,10 @@ void TrafficService::open_session(const OtgConfig& cfg, spec::RunSpec s) {
     session_spec_ = s;
 }
 
-std::vector<std::string> TrafficService::set_config(const json& body) {
+std::vector<std::string> TrafficService::set_config(const json& body) { return apply_config(body, std::nullopt, std::nullopt); }
+
+std::vector<std::string> TrafficService::apply_config(const json& body, std::optional<EngineRole> role,
+                                                      std::optional<uint32_t> nonce) {
     std::unique_lock lk(m_);
     finish_ended_run(lk);  // every flow stopped: the run's drain is all that is left
     refuse_while_running();
@@ -171,9 +187,14 @@ std::vector<std::string> TrafficService::set_config(const json& body) {
     std::vector<Refusal> bad;
     std::map<std::string, size_t> port_of;
     std::vector<std::string> locations;
+    const auto here = [&](const std::string& port) { return !role || role->local(port); };
     for (size_t i = 0; i < cfg.ports.size(); ++i) {
         const auto& p = cfg.ports[i];
         port_of[p.name] = i;
+        if (!here(p.name)) {  // another engine's: not opened here
+            locations.push_back(fmt::format("{} {}", kElsewhere, p.name));
+            continue;
+        }
         const auto dup = std::find(locations.begin(), locations.end(), p.location);
         if (dup != locations.end())
             bad.push_back({fmt::format("ports[{}].location", i),
@@ -185,12 +206,16 @@ std::vector<std::string> TrafficService::set_config(const json& body) {
     // The ports' roles: senders, and receivers (a flow's rx_names, a capture's ports).
     std::vector<bool> sends(locations.size()), receives(locations.size());
     for (const auto& f : cfg.flows) {
-        sends[port_of[f.tx_port]] = true;
-        for (const auto& r : f.rx_ports) receives[port_of[r]] = true;
+        sends[port_of[f.tx_port]] = here(f.tx_port);
+        for (const auto& r : f.rx_ports) receives[port_of[r]] = receives[port_of[r]] || here(r);
     }
     for (const auto& c : cfg.captures)
-        for (const auto& p : c.ports) receives[port_of[p]] = true;
+        for (const auto& p : c.ports) receives[port_of[p]] = receives[port_of[p]] || here(p);
     spec::RunSpec s = base_;
+    if (nonce) {  // the whole test's: every engine recognises every engine's frames
+        s.nonce = *nonce;
+        s.nonce_given = true;
+    }
     s.tx.clear();
     s.rx.clear();
     for (size_t i = 0; i < locations.size(); ++i) {
@@ -202,13 +227,15 @@ std::vector<std::string> TrafficService::set_config(const json& body) {
     s.duration_s = 365 * 86400.0;  // a controlled trial ends when the traffic stops
     s.quiet = true;
 
-    if (cfg.flows.empty()) {  // ports alone: nothing to open until flows come
+    role_ = std::move(role);
+    if (cfg.flows.empty() || (s.tx.empty() && s.rx.empty())) {  // ports alone: nothing to open until flows come
         session_.reset();
     } else {
         const bool same_ports = session_ && session_spec_.tx == s.tx && session_spec_.rx == s.rx &&
-                                session_spec_.capture_path == s.capture_path;
+                                session_spec_.capture_path == s.capture_path && session_spec_.nonce == s.nonce;
         if (!same_ports) open_session(cfg, s);
         const auto speed = [&](const std::string& port) -> std::optional<double> {
+            if (!here(port)) return 1e9;  // another engine sends it: its rate does not matter here
             for (const auto& l1 : cfg.layer1)
                 if (l1.speed_bps > 0 && std::find(l1.ports.begin(), l1.ports.end(), port) != l1.ports.end())
                     return l1.speed_bps;
@@ -241,6 +268,7 @@ std::vector<std::string> TrafficService::set_config(const json& body) {
         runs_[i].counted = st.ends();
         const uint32_t queues = session_spec_.streams.empty() ? 1 : session_spec_.stream_queues(st);
         runs_[i].shares = st.count ? static_cast<uint32_t>(std::min<uint64_t>(queues, *st.count)) : queues;
+        runs_[i].remote_tx = role_ && !role_->local(cfg.flows[i].tx_port);
     }
     ports_done_.assign(locations.size(), {});
     capturing_.assign(locations.size(), false);
@@ -383,6 +411,7 @@ void TrafficService::start_flows(const std::vector<size_t>& flows, std::vector<s
 
 void TrafficService::stop_flows(const std::vector<size_t>& flows, std::unique_lock<std::mutex>& lk) {
     if (!running_) return;
+    armed_ = false;  // a stop cancels a start waiting for its time
     const double now = history_.empty() ? 0 : history_.back().t;
     std::vector<size_t> stopping;
     for (size_t i : flows) {
@@ -527,7 +556,7 @@ void TrafficService::on_live(const std::vector<stats::QueueId>& ids, const stats
         if (!r.in_trial) continue;
         const auto n = live_numbers(streams[i]).since(r.base);
         const double window = drain_window(static_cast<double>(n.lat_max_ns), drain);
-        if (r.tx == Transmit::started && r.counted) {
+        if (r.tx == Transmit::started && r.counted && !r.remote_tx) {
             const auto& st = session_spec_.streams[i];
             const uint64_t count = st.count.value_or(0);
             if (r.sent_all_t < 0 && control_->gates->shares_done(i, r.start_no) >= r.shares) r.sent_all_t = s.t;
@@ -541,7 +570,7 @@ void TrafficService::on_live(const std::vector<stats::QueueId>& ids, const stats
         if (r.stop_t >= 0 && s.t - r.stop_t >= 2 * period && (n.frames_rx >= n.frames_tx || s.t - r.stop_t >= window))
             r.stop_t = -1;
     }
-    if (!any_transmitting() && !control_->end_tx) control_->end_tx = true;  // nothing left to send: the trial ends
+    if (!busy() && !control_->end_tx) control_->end_tx = true;  // nothing left to send: the trial ends
     cv_.notify_all();
 }
 

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -30,42 +31,17 @@
 #include "engine/trial_control.h"
 #include "otg/config.h"
 #include "otg/flow_numbers.h"
+#include "otg/otg_service.h"
 #include "result/sink.h"
 #include "spec/run_spec.h"
 #include "stats/capture.h"
 
 namespace lr::otg {
 
-enum class Transmit { started, stopped, paused };
-const char* transmit_str(Transmit t);
-
-// What the metrics show, taken under the service's lock.
-struct FlowView {
-    std::string name, tx_port, rx_port;
-    Transmit transmit = Transmit::stopped;
-    FlowNumbers n;
-    double tx_pps = 0, rx_pps = 0, tx_l2_bps = 0, rx_l2_bps = 0, tx_l1_bps = 0, rx_l1_bps = 0;
-    bool latency = false, timestamps = false;  // the flow asked for them
-};
-struct PortView {
-    std::string name, location;
-    bool link_up = false;
-    bool capturing = false;
-    Transmit transmit = Transmit::stopped;
-    PortNumbers n;
-    double tx_pps = 0, rx_pps = 0, tx_bytes_per_s = 0, rx_bytes_per_s = 0;
-    double speed_bps = 0;  // 0: unknown
-};
-struct View {
-    std::vector<FlowView> flows;
-    std::vector<PortView> ports;
-    int64_t realtime_minus_monotonic_ns = 0;  // turns the receive clock into ns since the epoch
-};
-
 // Makes the backend a session opens (backend::make_backend; the in-memory one in tests).
 using BackendFactory = std::function<std::unique_ptr<backend::Backend>(spec::BackendKind)>;
 
-class TrafficService {
+class TrafficService final : public OtgService {
 public:
     // `base`: the server's options as `run` takes them (backend, CPUs, tuning, EAL arguments),
     // from which every configuration's session starts. `extra`: sinks that follow every trial
@@ -77,23 +53,39 @@ public:
 
     // POST /config: applied, or refused (OtgError: 400 with every refusal at its path, 409
     // while traffic runs, 500 when the ports cannot be opened). Returns the warnings.
-    std::vector<std::string> set_config(const nlohmann::json& body);
+    std::vector<std::string> set_config(const nlohmann::json& body) override;
     // GET /config: the configuration as set ({} before any).
-    nlohmann::json config() const;
+    nlohmann::json config() const override;
     // POST /control/state (traffic, port link, port capture). Returns the warnings.
-    std::vector<std::string> set_state(const nlohmann::json& body);
+    std::vector<std::string> set_state(const nlohmann::json& body) override;
     // The metrics' numbers now.
-    View view() const;
+    View view() const override;
     // POST /monitor/capture: the frames the port's receive queues kept while its capture was
     // started, as a pcap file; stops the capture. Throws OtgError.
-    std::string capture(const std::string& port_name);
+    std::string capture(const std::string& port_name) override;
     // linerate's own counters per flow (reordered, duplicates, late, jitter...): GET
     // /linerate/flows.
-    nlohmann::json extended_flows() const;
+    nlohmann::json extended_flows() const override;
     // Runs `f` with the session closed and no traffic running (the procedures' endpoint uses
     // the ports itself); meanwhile configurations and traffic are refused (409) and metrics
     // answered; the next start opens the session again. Throws OtgError (409) while traffic
     // runs or another `f` does.
+    // ---- As one engine of several (a controller drives them: docs/multihost.md) ----
+    // POST /linerate/engine/config: {config, local_ports, nonce, remote_macs}: the whole test's
+    // configuration, of which this engine opens only `local_ports`. A flow leaving by another
+    // engine's port is received here (its frames counted by the shared nonce and stream ids), a
+    // flow to another engine's port sent but not received. Replies {warnings, ports: {name: {mac,
+    // speed_bps}}} for the local ports.
+    nlohmann::json set_engine_config(const nlohmann::json& body);
+    // POST /linerate/engine/arm {flow_names}: a traffic run begins with every flow held, ready to
+    // open at go(). 409 while traffic runs.
+    std::vector<std::string> arm(const nlohmann::json& body);
+    // POST /linerate/engine/go {at_ns}: opens the armed flows at CLOCK_REALTIME at_ns (at once
+    // when past). Replies {opened_at_ns, late_ns, warnings}.
+    nlohmann::json go(const nlohmann::json& body);
+    // GET /linerate/engine/view: view() with every number a controller merges (view_json.h).
+    nlohmann::json engine_view() const;
+
     template <class F>
     auto with_ports_free(F&& f) {
         lend_ports();
@@ -115,6 +107,13 @@ private:
         FlowNumbers base;          // taken off the running trial's numbers (started again in it)
         FlowNumbers last;          // shown outside the running trial: its latest trial's, final
         bool in_trial = false;
+        bool remote_tx = false;    // sent by another engine: received here only, stopped by the controller
+    };
+    // This engine's part of a several-host test (set_engine_config); none: a test of its own.
+    struct EngineRole {
+        std::vector<std::string> local_ports;              // OTG port names opened here
+        std::map<std::string, std::string> remote_macs;    // other engines' ports' addresses, by port name
+        bool local(const std::string& port) const;
     };
     struct LivePoint {  // one live view, for rates
         double t = 0;
@@ -123,6 +122,9 @@ private:
     };
     class TrialSink;
 
+    std::vector<std::string> apply_config(const nlohmann::json& body, std::optional<EngineRole> role,
+                                          std::optional<uint32_t> nonce);
+    bool busy() const { return armed_ || any_transmitting(); }  // the running trial has flows to send
     void refuse_while_running() const;
     // A traffic run whose flows have all stopped is over: waits (its drain) until it has ended.
     void finish_ended_run(std::unique_lock<std::mutex>& lk);
@@ -164,6 +166,9 @@ private:
     std::thread trial_thread_;
     bool running_ = false, started_ = false;
     bool lent_ = false;  // the ports are a procedure's (with_ports_free)
+    bool armed_ = false;  // a run begun by arm(), its flows waiting for go()
+    std::vector<size_t> armed_flows_;
+    std::optional<EngineRole> role_;
     std::string trial_error_, last_problem_;
     std::vector<stats::QueueId> live_ids_;
     stats::Snapshot live_snap_;

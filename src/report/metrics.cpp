@@ -35,53 +35,56 @@ MetricsSink::MetricsSink(const std::string& listen) {
     exposer_->RegisterCollectable(registry_);
 }
 
-MetricsSink::MetricsSink() { build_families(); }
+MetricsSink::MetricsSink(std::map<std::string, std::string> constant_labels, bool flow_label)
+    : constant_labels_(std::move(constant_labels)), flow_label_(flow_label) {
+    build_families();
+}
 
 std::string MetricsSink::exposition() const { return prometheus::TextSerializer().Serialize(registry_->Collect()); }
 
 void MetricsSink::build_families() {
     registry_ = std::make_shared<prometheus::Registry>();
     using namespace prometheus;
-    packets_ = &BuildCounter().Name("linerate_packets_total").Help("Packets per port, queue and direction: TX as the "
+    packets_ = &BuildCounter().Name("linerate_packets_total").Labels(constant_labels_).Help("Packets per port, queue and direction: TX as the "
                                                                    "device accepted them, RX as received").Register(*registry_);
-    bytes_ = &BuildCounter().Name("linerate_bytes_total").Help("L2 bytes (FCS included) per port, queue and direction")
+    bytes_ = &BuildCounter().Name("linerate_bytes_total").Labels(constant_labels_).Help("L2 bytes (FCS included) per port, queue and direction")
                   .Register(*registry_);
-    drops_ = &BuildCounter().Name("linerate_port_drops_total").Help("Frames a port's host path or device dropped, by "
+    drops_ = &BuildCounter().Name("linerate_port_drops_total").Labels(constant_labels_).Help("Frames a port's host path or device dropped, by "
                                                                     "cause").Register(*registry_);
-    rx_class_ = &BuildCounter().Name("linerate_rx_frames_total").Help("Received frames by class (ours, distinct, "
+    rx_class_ = &BuildCounter().Name("linerate_rx_frames_total").Labels(constant_labels_).Help("Received frames by class (ours, distinct, "
                                                                       "foreign, malformed, duplicate, reordered, late)")
                      .Register(*registry_);
-    rate_pps_ = &BuildGauge().Name("linerate_rate_packets_per_second").Help("The last interval's rate, by direction")
+    rate_pps_ = &BuildGauge().Name("linerate_rate_packets_per_second").Labels(constant_labels_).Help("The last interval's rate, by direction")
                      .Register(*registry_);
-    rate_bps_ = &BuildGauge().Name("linerate_rate_bits_per_second").Help("The last interval's rate in bits/s, by "
+    rate_bps_ = &BuildGauge().Name("linerate_rate_bits_per_second").Labels(constant_labels_).Help("The last interval's rate in bits/s, by "
                                                                          "direction and layer (l1, l2)").Register(*registry_);
-    lost_ = &BuildGauge().Name("linerate_sequence_gaps").Help("Frames missing from the receivers' sequences now "
+    lost_ = &BuildGauge().Name("linerate_sequence_gaps").Labels(constant_labels_).Help("Frames missing from the receivers' sequences now "
                                                               "(running loss)").Register(*registry_);
-    latency_ = &BuildGauge().Name("linerate_latency_seconds").Help("The last interval's latency by quantile (1 = max)")
+    latency_ = &BuildGauge().Name("linerate_latency_seconds").Labels(constant_labels_).Help("The last interval's latency by quantile (1 = max)")
                     .Register(*registry_);
-    trials_ = &BuildGauge().Name("linerate_trial").Help("The running trial's index (0-based) and frame size")
+    trials_ = &BuildGauge().Name("linerate_trial").Labels(constant_labels_).Help("The running trial's index (0-based) and frame size")
                    .Register(*registry_);
-    info_ = &BuildGauge().Name("linerate_generator_limited").Help("1 when the senders fell short of the asked rate "
+    info_ = &BuildGauge().Name("linerate_generator_limited").Labels(constant_labels_).Help("1 when the senders fell short of the asked rate "
                                                                   "over the last interval").Register(*registry_);
-    latency_hist_ = &BuildHistogram().Name("linerate_frame_latency_seconds").Help("Latency of every timed frame, "
+    latency_hist_ = &BuildHistogram().Name("linerate_frame_latency_seconds").Labels(constant_labels_).Help("Latency of every timed frame, "
                                                                                   "added when each trial ends")
                          .Register(*registry_);
-    stream_packets_ = &BuildCounter().Name("linerate_stream_packets_total").Help(
+    stream_packets_ = &BuildCounter().Name("linerate_stream_packets_total").Labels(constant_labels_).Help(
         "A stream's frames, sent (tx) and received (rx, distinct), at most 100 streams by name and the rest as "
         "stream=\"other\"").Register(*registry_);
-    stream_gaps_ = &BuildGauge().Name("linerate_stream_sequence_gaps").Help(
+    stream_gaps_ = &BuildGauge().Name("linerate_stream_sequence_gaps").Labels(constant_labels_).Help(
         "A stream's frames missing from its receivers' sequences now (running loss)").Register(*registry_);
-    stream_frames_ = &BuildCounter().Name("linerate_stream_frames_total").Help(
+    stream_frames_ = &BuildCounter().Name("linerate_stream_frames_total").Labels(constant_labels_).Help(
         "A stream's received frames by class: reordered, duplicate, late (the same 100 streams by name)").Register(*registry_);
-    impair_ = &BuildCounter().Name("linerate_impair_frames_total").Help(
+    impair_ = &BuildCounter().Name("linerate_impair_frames_total").Labels(constant_labels_).Help(
         "linerate impair: frames per direction by what happened to them (received, forwarded, dropped, overflowed, "
         "duplicated, reordered, early, corrupted, shaped, oversize)").Register(*registry_);
-    impair_held_ = &BuildGauge().Name("linerate_impair_frames_held").Help(
+    impair_held_ = &BuildGauge().Name("linerate_impair_frames_held").Labels(constant_labels_).Help(
         "linerate impair: frames a direction holds now (delayed, or queued for the link)").Register(*registry_);
-    connect_ = &BuildCounter().Name("linerate_connect_handshakes_total").Help(
+    connect_ = &BuildCounter().Name("linerate_connect_handshakes_total").Labels(constant_labels_).Help(
         "linerate connect: handshakes per queue by how they ended (syn: attempted; answered, refused, timeout, "
         "late, duplicate; closed, reset, unclosed with --close fin)").Register(*registry_);
-    connect_waiting_ = &BuildGauge().Name("linerate_connect_waiting").Help(
+    connect_waiting_ = &BuildGauge().Name("linerate_connect_waiting").Labels(constant_labels_).Help(
         "linerate connect: handshakes waiting for their SYN-ACK (state syn_sent) and connections waiting for the "
         "listener's FIN (state established), per queue").Register(*registry_);
     for (auto* g : {rate_pps_, rate_bps_, lost_, latency_, info_}) gauges_[g->GetName()] = g;
@@ -150,7 +153,8 @@ void MetricsSink::interval(const stats::IntervalRow& row) {
 }
 
 void MetricsSink::streams_live(const std::vector<result::StreamLive>& v) {
-    for (const auto& g : stream_values(v)) {
+    for (auto g : stream_values(v)) {
+        if (flow_label_) g.labels["flow"] = g.labels["stream"];  // an OTG flow: summed across hosts by flow
         if (g.name == "linerate_stream_packets")
             add(*stream_packets_, g.labels, static_cast<uint64_t>(g.value), last_[key_of(*stream_packets_, g.labels)]);
         else if (g.name == "linerate_stream_frames")

@@ -28,7 +28,9 @@ public:
     // when it cannot listen.
     explicit MetricsSink(const std::string& listen);
     // No server of its own: another one serves exposition() (`linerate serve`'s /metrics).
-    MetricsSink();
+    // `constant_labels` go on every series (an engine's host); `flow_label`: streams are OTG
+    // flows, labelled flow as well as stream.
+    explicit MetricsSink(std::map<std::string, std::string> constant_labels = {}, bool flow_label = false);
     // The registry in Prometheus' text format.
     std::string exposition() const;
     ~MetricsSink() override;
@@ -46,6 +48,8 @@ private:
              uint64_t cur, uint64_t& last);
 
     std::string address_;
+    std::map<std::string, std::string> constant_labels_;
+    bool flow_label_ = false;
     std::unique_ptr<prometheus::Exposer> exposer_;
     std::shared_ptr<prometheus::Registry> registry_;
     void build_families();

@@ -51,10 +51,11 @@ std::optional<LatencySummary> live_latency(const stats::IntervalRow& row) {
     return l;
 }
 
-std::vector<LatencyBucket> latency_buckets(const stats::LatencyHistogram& h) {
+namespace {
+template <class H>
+std::vector<LatencyBucket> buckets_of(const H& h) {
     std::vector<LatencyBucket> out;
     if (!h.count()) return out;
-    using H = stats::LatencyHistogram;
     for (unsigned b = 0; b < H::kBuckets; ++b)
         if (const uint64_t n = h.bucket_count(b))
             out.push_back({H::bucket_low(b), H::bucket_high(b), n});
@@ -62,6 +63,10 @@ std::vector<LatencyBucket> latency_buckets(const stats::LatencyHistogram& h) {
     if (out.back().upper_ns <= h.max()) out.back().upper_ns = h.max() + 1;
     return out;
 }
+}  // namespace
+
+std::vector<LatencyBucket> latency_buckets(const stats::LatencyHistogram& h) { return buckets_of(h); }
+std::vector<LatencyBucket> latency_buckets(const stats::StreamLatency& h) { return buckets_of(h); }
 
 GapSummary summarize(const stats::GapStats& g) {
     GapSummary s;

@@ -38,6 +38,7 @@ struct LatencyBucket {
 // The histogram's non-empty buckets, lowest first (exact to the nanosecond below 128 ns, then
 // 1/128 of a power of two wide: stats/latency.h).
 std::vector<LatencyBucket> latency_buckets(const stats::LatencyHistogram& h);
+std::vector<LatencyBucket> latency_buckets(const stats::StreamLatency& h);  // 1/16 of a power of two wide
 
 // How long the workers of one direction were runnable but off their CPUs (another task held
 // the core): the longest of one worker, and the largest share of a worker's run. A receiver
@@ -92,6 +93,7 @@ struct StreamResult {
     double requested_pps = 0;   // its own rate (0: unpaced)
     double tx_pps = 0;          // sent over the TX phase
     LatencySummary latency;     // of its frames (count 0: not measured)
+    std::vector<LatencyBucket> latency_buckets;  // its histogram's non-empty buckets (merged across hosts)
     std::vector<SizeCount> sizes;  // frames sent per size
 };
 

@@ -29,6 +29,9 @@ struct ServeSettings {
     std::string listen = "127.0.0.1:8443";
     bool tls_self_signed = false;  // HTTPS with a certificate made at start
     std::string tls_cert, tls_key;
+    bool controller = false;    // drive other engines as one test (serve --controller)
+    std::string location_map;   // the controller's map of port names to engines' ports
+    std::string host_label;     // an engine's host label on its metrics (empty: the host name)
 };
 
 // A RunSpec being built, with the values whose defaults depend on other options kept

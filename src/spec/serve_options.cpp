@@ -40,6 +40,20 @@ void add_serve_rows(std::vector<OptionDef>& t) {
     t.push_back({.name = "tls-key", .group = "Server", .value_name = "FILE",
                  .help = "The certificate's private key (PEM)", .commands = kServe,
                  .apply = [](Draft& d, const Values& v) { d.serve.tls_key = one(v); }});
+    t.push_back({.name = "host-label", .group = "Server", .value_name = "NAME",
+                 .help = "The host label on every Prometheus series of this engine, so one query sums across hosts",
+                 .default_text = "the host name", .commands = kServe,
+                 .apply = [](Draft& d, const Values& v) { d.serve.host_label = one(v); }});
+    t.push_back({.name = "controller", .group = "Several hosts",
+                 .help = "Drive other linerate engines (each a `linerate serve`) as one test: a port's location is "
+                         "ENGINE-HOST:PORT;LOCAL-PORT or a --location-map name. Takes no backend options",
+                 .kind = OptionDef::Kind::flag, .commands = kServe,
+                 .apply = [](Draft& d, const Values& v) { d.serve.controller = parse_bool(one(v), "--controller"); }});
+    t.push_back({.name = "location-map", .group = "Several hosts", .value_name = "FILE",
+                 .help = "--controller: a YAML file naming locations, location_map: [{location: NAME, endpoint: "
+                         "\"HOST:PORT;LOCAL-PORT\"}]",
+                 .commands = kServe,
+                 .apply = [](Draft& d, const Values& v) { d.serve.location_map = one(v); }});
 }
 
 #pragma GCC diagnostic pop

@@ -1,0 +1,106 @@
+#include "otg/clock_info.h"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace lr::otg {
+namespace {
+
+// A command's first output line, within `timeout 1`; empty when it is missing or fails.
+std::string first_line_of(const std::string& command) {
+    std::string out;
+    FILE* f = popen(("timeout 1 " + command + " 2>/dev/null").c_str(), "r");
+    if (!f) return out;
+    std::array<char, 1024> buf{};
+    if (fgets(buf.data(), buf.size(), f)) out = buf.data();
+    const int rc = pclose(f);
+    if (rc != 0) return {};
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string x; std::getline(in, x, sep);) out.push_back(x);
+    return out;
+}
+
+}  // namespace
+
+uint64_t realtime_now_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_REALTIME, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+std::optional<ClockSync> parse_chrony_tracking(const std::string& line) {
+    // Reference ID, name, stratum, ref time, system time offset, last offset, RMS offset,
+    // frequency, residual frequency, skew, root delay, root dispersion, update interval, leap status.
+    const auto f = split(line, ',');
+    if (f.size() < 14) return std::nullopt;
+    try {
+        const double offset_s = std::stod(f[4]), root_delay_s = std::stod(f[10]), root_dispersion_s = std::stod(f[11]);
+        ClockSync s;
+        s.source = "chrony";
+        s.synchronised = f[13] == "Normal";
+        s.bound_ns = (std::fabs(offset_s) + root_dispersion_s + root_delay_s / 2) * 1e9;
+        s.detail = "reference " + f[1] + ", stratum " + f[2] + ", leap status " + f[13];
+        return s;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+ClockInfo read_clock_info() {
+    ClockInfo c;
+    std::ifstream boot("/proc/sys/kernel/random/boot_id");
+    std::getline(boot, c.boot_id);
+    if (auto s = parse_chrony_tracking(first_line_of("chronyc -c tracking"))) {
+        c.sync = *s;
+        return c;
+    }
+    // ptp4l through its management client: the offset from the grandmaster.
+    const auto pmc = first_line_of("sh -c \"pmc -u -b 0 'GET TIME_STATUS_NP' | grep -m1 master_offset\"");
+    if (!pmc.empty()) {
+        std::istringstream in(pmc);
+        std::string key;
+        double offset = 0;
+        if (in >> key >> offset) {
+            c.sync.source = "ptp4l";
+            c.sync.synchronised = true;
+            c.sync.bound_ns = std::fabs(offset);
+            c.sync.detail = "master_offset " + std::to_string(static_cast<long long>(offset)) + " ns";
+            return c;
+        }
+    }
+    c.sync.detail = "neither chronyc nor pmc (ptp4l) answered";
+    return c;
+}
+
+nlohmann::json clock_json(const ClockInfo& c) {
+    nlohmann::json sync = {{"source", c.sync.source}, {"synchronised", c.sync.synchronised}, {"detail", c.sync.detail}};
+    if (c.sync.bound_ns) sync["bound_ns"] = *c.sync.bound_ns;
+    return {{"stamps", c.stamps}, {"boot_id", c.boot_id}, {"sync", sync}};
+}
+
+ClockInfo clock_from_json(const nlohmann::json& j) {
+    ClockInfo c;
+    c.stamps = j.value("stamps", c.stamps);
+    c.boot_id = j.value("boot_id", "");
+    if (j.contains("sync") && j["sync"].is_object()) {
+        const auto& s = j["sync"];
+        c.sync.source = s.value("source", "none");
+        c.sync.synchronised = s.value("synchronised", false);
+        c.sync.detail = s.value("detail", "");
+        if (s.contains("bound_ns") && s["bound_ns"].is_number()) c.sync.bound_ns = s["bound_ns"].get<double>();
+    }
+    return c;
+}
+
+}  // namespace lr::otg

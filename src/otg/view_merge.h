@@ -1,0 +1,45 @@
+// A controller's view of a test across engines, merged from each engine's (GET
+// /linerate/engine/view): a flow's frames sent are its sending engine's, its frames received
+// the sum over every engine (each counts what reached its ports), its loss recomputed from
+// those; latency merged from the counts, sums, extremes and histograms, never by averaging
+// percentiles; a port is its engine's. One-way latency between engines that do not share a
+// clock (different hosts: CLOCK_MONOTONIC of different boots) is withheld, and said so.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "otg/view.h"
+#include "result/result.h"
+
+namespace lr::otg {
+
+struct EngineView {
+    View view;
+    std::string boot_id;  // the engine's host's boot: engines that share it share a clock
+};
+
+struct MergePlan {
+    std::vector<size_t> flow_tx_engine;       // per flow of the configuration
+    std::vector<std::vector<size_t>> flow_rx_engines;  // per flow: the engines of its rx ports
+    std::vector<size_t> port_engine;          // per port of the configuration
+    std::vector<std::string> port_location;   // per port: as the configuration gives it
+};
+
+struct MergedView {
+    View view;  // first and last arrival times in ns since the epoch (realtime_minus_monotonic_ns 0)
+    std::vector<bool> latency_withheld;  // per flow: one-way across clocks
+    std::vector<bool> rx_over_tx;        // per flow: more received than sent (an alarm once final)
+    std::vector<std::vector<result::LatencyBucket>> buckets;  // per flow: the merged histogram
+};
+
+// `engines` in the plan's engine order. Throws std::runtime_error when an engine's view does
+// not have the configuration's flows and ports.
+MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& engines);
+
+// Buckets of several histograms of the same kind added up, lowest first.
+std::vector<result::LatencyBucket> merge_buckets(const std::vector<std::vector<result::LatencyBucket>>& parts);
+// The value at quantile q (0..1) of a bucket list: the midpoint of the bucket that holds it.
+uint64_t bucket_quantile(const std::vector<result::LatencyBucket>& buckets, double q);
+
+}  // namespace lr::otg
