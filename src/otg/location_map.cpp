@@ -49,13 +49,13 @@ LocationMap LocationMap::load(const std::string& path) {
     } catch (const YAML::Exception& e) {
         throw UsageError(fmt::format("--location-map {}: not YAML: {}", path, e.what()));
     }
-    const auto list = root["location_map"];
+    const auto list = root.IsMap() ? root["location_map"] : YAML::Node();  // a scalar or a list on top: no keys
     if (!list || !list.IsSequence())
         throw UsageError(fmt::format("--location-map {}: needs a list location_map: [{{location, endpoint}}, ...]", path));
     for (size_t i = 0; i < list.size(); ++i) {
         const auto& e = list[i];
         const auto where = fmt::format("--location-map {}: location_map[{}]", path, i);
-        if (!e.IsMap() || !e["location"] || !e["endpoint"])
+        if (!e.IsMap() || !e["location"] || !e["endpoint"] || !e["location"].IsScalar() || !e["endpoint"].IsScalar())
             throw UsageError(where + ": needs location and endpoint");
         const auto name = e["location"].as<std::string>(), text = e["endpoint"].as<std::string>();
         const auto ep = parse_endpoint(text);
