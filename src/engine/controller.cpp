@@ -260,6 +260,13 @@ void Trial::control_loop() {
                 if (all_in || quiet || s.t - drain_start_ >= spec_.drain_s) return;
             }
         } else {
+            // A controlled trial that only receives (an engine counting another engine's
+            // frames) ends when its controller says, once nothing new came for the quiet window.
+            if (control_ && control_->end_tx.load(std::memory_order_acquire)) {
+                if (drain_start_ < 0) drain_start_ = s.t;
+                const double window = std::min(std::max(0.1, 2 * max_latency_s_), spec_.drain_s);
+                if (s.t - std::max(rx_last_change, drain_start_) >= window || s.t - drain_start_ >= spec_.drain_s) return;
+            }
             if (s.t >= spec_.duration_s) return;
             if (spec_.count && rx_now >= *spec_.count) return;
             if (spec_.stop_when_idle && traffic_seen && s.t - rx_last_change >= spec_.drain_s) return;

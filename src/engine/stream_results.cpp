@@ -16,7 +16,9 @@ void stream_results(result::TrialResult& r, const spec::RunSpec& spec, const std
         for (unsigned z = 0; z < x->sizes.size(); ++z) r.rx_sizes[z].frames += x->sizes[z];
     }
     std::erase_if(r.rx_sizes, [](const result::SizeCount& c) { return c.frames == 0; });
-    if (!spec.tx_enabled() || spec.reflect) return;
+    // A session that only receives has stream results when it knows the streams (an engine
+    // counting another engine's flows); without them there is nothing to tell them apart by.
+    if (spec.reflect || (!spec.tx_enabled() && spec.streams.empty())) return;
     const auto mix = spec.mix();
     std::vector<spec::StreamRate> rates;
     try {

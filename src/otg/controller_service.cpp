@@ -82,7 +82,11 @@ json traffic_body(const std::vector<std::string>& flows, const std::string& stat
 
 }  // namespace
 
-ControllerService::ControllerService(ControllerOptions o) : o_(std::move(o)) {}
+ControllerService::ControllerService(ControllerOptions o) : o_(std::move(o)) {
+    // One run identity for the controller's life: a configuration that keeps its ports keeps
+    // every engine's session (a new nonce would open them again).
+    if (!o_.nonce) o_.nonce = static_cast<uint32_t>(std::random_device{}());
+}
 
 ControllerService::~ControllerService() {
     end_supervision();
@@ -121,13 +125,24 @@ void ControllerService::end_supervision() {
 
 // ---- Configuration ----------------------------------------------------------------------------
 
+bool ControllerService::traffic_over() {
+    if (!running_) return true;
+    const auto s = setup();
+    if (s) {
+        const auto views = poll_views(*s);
+        for (const auto& v : views)
+            for (const auto& f : v.view.flows)
+                if (f.transmit != Transmit::stopped) return false;
+    }
+    end_supervision();  // every flow stopped everywhere: the supervisor would end at its next look
+    running_ = false;
+    return true;
+}
+
 std::vector<std::string> ControllerService::set_config(const json& body) {
     std::lock_guard command(command_m_);
-    if (running_) {
-        // Traffic that has ended by itself leaves the supervisor once it sees it; a run still
-        // sending is the client's to stop first.
+    if (!traffic_over())
         throw OtgError("", "traffic is running: stop it first (control/state traffic.flow_transmit.state = stop)", 409);
-    }
     end_supervision();
     auto s = std::make_shared<Setup>();
     s->cfg = parse_config(body);
@@ -152,7 +167,6 @@ std::vector<std::string> ControllerService::set_config(const json& body) {
         if (added) {
             Engine e;
             e.endpoint = ep;
-            e.client = std::make_unique<EngineClient>(ep.engine(), ep.host, ep.port, o_.control_timeout_s, o_.poll_timeout_s);
             s->engines.push_back(std::move(e));
         }
         s->engines[it->second].ports.push_back(cfg.ports[p].name);
@@ -160,6 +174,9 @@ std::vector<std::string> ControllerService::set_config(const json& body) {
         s->plan.port_location.push_back(cfg.ports[p].location);
     }
     if (!bad.empty()) throw OtgError(bad);
+    for (auto& e : s->engines)  // messages name an engine by its address and the ports it holds
+        e.client = std::make_unique<EngineClient>(fmt::format("{} (ports {})", e.endpoint.engine(), joined(e.ports)),
+                                                  e.endpoint.host, e.endpoint.port, o_.control_timeout_s, o_.poll_timeout_s);
     if (s->engines.empty() && !cfg.flows.empty()) throw OtgError("ports", "no port: a flow needs an engine's port");
     const auto engine_of_port = [&](const std::string& name) {
         for (size_t p = 0; p < cfg.ports.size(); ++p)
@@ -172,7 +189,7 @@ std::vector<std::string> ControllerService::set_config(const json& body) {
         for (const auto& r : f.rx_ports) rx.push_back(engine_of_port(r));
         s->plan.flow_rx_engines.push_back(rx);
     }
-    s->nonce = o_.nonce ? *o_.nonce : static_cast<uint32_t>(std::random_device{}());
+    s->nonce = *o_.nonce;
 
     // Every engine gets the whole configuration, its own ports' locations as it names them.
     const auto engine_body = [&](size_t e, const json& remote_macs) {
@@ -309,13 +326,14 @@ std::vector<std::string> ControllerService::set_state(const json& body) {
         const auto& ft = t["flow_transmit"];
         const json names = ft.contains("flow_names") ? ft["flow_names"] : json();
         const std::string state = ft.value("state", "");
-        if (state == "start" && !running_) {
+        if (state == "start" && traffic_over()) {
             end_supervision();
             start_synchronised(*s, names);
             running_ = true;
             supervisor_ = std::thread([this, s] { supervise(s); });
         } else if (state == "stop") {
             stop_flows(*s, names);
+            traffic_over();  // all stopped: the run is over now, not at the supervisor's next look
         } else if (state == "start" || state == "pause" || state == "resume") {
             throw_if_failed();
             const auto flows = flow_names(s->cfg, names, "traffic.flow_transmit.flow_names");
@@ -388,12 +406,9 @@ std::vector<EngineView> ControllerService::poll_views(const Setup& s) const {
     std::vector<EngineView> out;
     try {
         const auto replies = fan_out(all, [&](size_t e) {
+            const auto j = s.engines[e].client->get("/linerate/engine/view");  // EngineError names the engine
             try {
-                return EngineView{view_from_json(s.engines[e].client->get("/linerate/engine/view")), s.engines[e].clock.boot_id};
-            } catch (const EngineError& x) {
-                throw EngineError(fmt::format("engine {} (ports {}) failed: {}", s.engines[e].endpoint.engine(),
-                                              joined(s.engines[e].ports), x.what()),
-                                  x.status(), x.lines());
+                return EngineView{view_from_json(j), s.engines[e].clock.boot_id};
             } catch (const std::runtime_error& x) {
                 throw EngineError(fmt::format("engine {} (ports {}) answered a view the controller cannot read: {}",
                                               s.engines[e].endpoint.engine(), joined(s.engines[e].ports), x.what()),
@@ -402,8 +417,10 @@ std::vector<EngineView> ControllerService::poll_views(const Setup& s) const {
         });
         return replies;
     } catch (const OtgError& e) {
-        if (running_) fail(s, e.what());
-        throw OtgError("", running_ ? failure_ : std::string(e.what()), 500);
+        if (!running_) throw OtgError("", e.what(), 500);
+        fail(s, e.what());
+        std::lock_guard lk(m_);
+        throw OtgError("", failure_, 500);
     }
 }
 
@@ -447,8 +464,7 @@ void ControllerService::supervise(std::shared_ptr<const Setup> s) {
             try {
                 s->engines[e].client->post("/control/state", traffic_body(flows, "stop"));
             } catch (const EngineError& x) {
-                fail(*s, fmt::format("engine {} (ports {}) failed: {}", s->engines[e].endpoint.engine(),
-                                     joined(s->engines[e].ports), x.what()));
+                fail(*s, x.what());
                 break;
             }
         }
@@ -498,9 +514,11 @@ json ControllerService::extended_flows() const {
                                {"late_ns", start_->late_ns[e]}});
             out["start"] = {{"at_ns", start_->at_ns}, {"skew_ns", start_->skew_ns}, {"engines", per}};
         }
-        if (!failure_.empty()) out["failure"] = failure_;
+        if (!failure_.empty()) {
+            out["failure"] = failure_;
+            return out;
+        }
     }
-    if (!failure_.empty()) return out;
     const auto m = merged(*s);
     json flows = json::array();
     for (size_t i = 0; i < m.view.flows.size(); ++i) {

@@ -34,7 +34,7 @@ namespace lr::otg {
 
 struct ControllerOptions {
     LocationMap locations;
-    std::optional<uint32_t> nonce;  // none: a random one per configuration
+    std::optional<uint32_t> nonce;  // none: a random one for the controller's life
     double control_timeout_s = 60;  // an engine's command (a stop waits for its drain)
     double poll_timeout_s = 2;      // an engine's view or metrics
     double poll_period_s = 0.1;     // how often a running test's engines are watched
@@ -83,6 +83,9 @@ private:
     void stop_flows(const Setup& s, const nlohmann::json& names);
     void supervise(std::shared_ptr<const Setup> s);
     void end_supervision();
+    // No flow transmits on any engine (polled when a run is supervised): the run is over, its
+    // supervision ended. Throws OtgError when an engine does not answer.
+    bool traffic_over();
     // An engine failed during the run: remembered (every answer names it), the others stopped.
     void fail(const Setup& s, const std::string& why) const;
     void throw_if_failed() const;

@@ -20,6 +20,17 @@ std::unique_ptr<httplib::Client> client(const std::string& host, int port, doubl
     return c;
 }
 
+// Why a request got no answer, in words.
+std::string no_answer(httplib::Error e) {
+    switch (e) {
+        case httplib::Error::Connection: return "couldn't connect (refused: nothing listens there, or no route)";
+        case httplib::Error::ConnectionTimeout: return "timed out connecting";
+        case httplib::Error::Read: return "the connection broke, or the answer took too long";
+        case httplib::Error::Write: return "the connection broke while sending";
+        default: return httplib::to_string(e);
+    }
+}
+
 }  // namespace
 
 EngineClient::EngineClient(std::string name, const std::string& host, int port, double control_timeout_s,
@@ -33,13 +44,13 @@ std::string EngineClient::request(const char* method, const std::string& path, c
     const bool is_get = std::string_view(method) == "GET";
     auto res = is_get ? c.Get(path) : c.Post(path, body, "application/json");
     if (!res)
-        throw EngineError(fmt::format("engine {} did not answer {} {}: {}", name_, method, path,
-                                      httplib::to_string(res.error())),
-                          0, {});
+        throw EngineError(fmt::format("engine {} did not answer {} {}: {}", name_, method, path, no_answer(res.error())), 0,
+                          {});
     if (res->status != 200) {
         std::vector<std::string> lines;
         try {
-            for (const auto& e : nlohmann::json::parse(res->body).at("errors")) lines.push_back(e.get<std::string>());
+            const auto body = nlohmann::json::parse(res->body);
+            for (const auto& e : body.at("errors")) lines.push_back(e.get<std::string>());
         } catch (const std::exception&) {
             lines.push_back(res->body.substr(0, 300));
         }

@@ -1,6 +1,7 @@
 // TrafficService as one engine of several: the configuration of the whole test with the ports
 // opened here, a start armed then opened at a set time, and the view a controller merges.
 #include <cerrno>
+#include <chrono>
 #include <ctime>
 #include <fmt/format.h>
 
@@ -81,6 +82,11 @@ std::vector<std::string> TrafficService::arm(const json& body) {
         armed_ = false;
         throw;
     }
+    // Armed once the trial's workers run: its receive queues were emptied of an earlier trial's
+    // stragglers before, so none of the frames that come after the start is taken for one.
+    live_seen_ = false;
+    cv_.wait_for(lk, std::chrono::seconds(30), [&] { return live_seen_ || !running_; });
+    if (!running_) throw OtgError("", "couldn't start traffic: " + trial_error_, 500);
     return warnings;
 }
 

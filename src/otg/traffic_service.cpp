@@ -542,6 +542,7 @@ std::vector<std::string> TrafficService::set_state(const json& body) {
 void TrafficService::on_live(const std::vector<stats::QueueId>& ids, const stats::Snapshot& s,
                              const std::vector<result::StreamLive>& streams) {
     live_ids_ = ids;
+    live_seen_ = true;
     live_snap_ = s;
     live_ = streams;
     LivePoint p;

@@ -167,6 +167,7 @@ private:
     bool running_ = false, started_ = false;
     bool lent_ = false;  // the ports are a procedure's (with_ports_free)
     bool armed_ = false;  // a run begun by arm(), its flows waiting for go()
+    bool live_seen_ = false;  // the running trial has sent a live view: its workers run
     std::vector<size_t> armed_flows_;
     std::optional<EngineRole> role_;
     std::string trial_error_, last_problem_;

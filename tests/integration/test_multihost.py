@@ -1,0 +1,261 @@
+"""Several hosts as one test: `linerate serve --controller` driving two engines, each a
+`linerate serve --backend afxdp` in its own network namespace (a host of its own), the
+controller in a third, and a switch (a Linux bridge) between the engines' data ports
+(multihost_bed.py). snappi scripts and plain HTTP drive the controller as any OTG server.
+
+Every count is exact: frames sent and received per flow summed across engines, the ports'
+counters, the Prometheus series summed over the `host` label, the bridge's own counters under
+an RFC 2544 search. An engine killed mid-run is named by every answer after it and the other
+engine stops. The synchronised start's skew is measured and the first frame arrives after the
+set time."""
+import concurrent.futures
+import os
+import signal
+import tempfile
+import time
+
+import pytest
+
+from lrtest import LINERATE, check
+from multihost_bed import ENGINE_PORT, MultiHostBed
+from otg_client import OTG_PYTHON, READY, SCRIPTS, http, join_netns
+from testbed import OutputWatcher, sh, unique, wait_until
+
+PPS = 2000          # per flow: the receiving engine's worker shares its core with three others
+PACKETS = 6000
+CONTROLLER = "http://127.0.0.1:8443"
+
+
+class Deployment:
+    """Engines A and B and the controller on a MultiHostBed; requests to the controller (and
+    to the engines, as the controller reaches them) from threads in the controller's namespace."""
+
+    def __init__(self, bed, controller_args=()):
+        self.bed, self.controller_args = bed, list(controller_args)
+        self.engines, self.out = {}, {}
+        self.pool = None
+
+    def __enter__(self):
+        try:
+            for k in ("a", "b"):
+                self.engines[k] = self.bed.start(k, [LINERATE, "serve", "--backend", "afxdp", "--listen",
+                                                     f"{self.bed.engine_addr[k]}:{ENGINE_PORT}", "--host-label",
+                                                     f"engine-{k}"])
+                self.out[k] = OutputWatcher(self.engines[k])
+            self.controller = self.bed.start("c", [LINERATE, "serve", "--controller", "--listen", "127.0.0.1:8443",
+                                                   *self.controller_args])
+            self.out["c"] = OutputWatcher(self.controller)
+            for k in ("a", "b", "c"):
+                self.out[k].wait_line(READY, timeout=60, what=f"{k}'s first line")
+            self.pool = concurrent.futures.ThreadPoolExecutor(4, initializer=join_netns, initargs=(self.bed.ns["c"],))
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        for p in list(self.engines.values()) + [getattr(self, "controller", None)]:
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+        if self.pool:
+            self.pool.shutdown(wait=False)
+
+    def request(self, method, path, body=None, url=CONTROLLER, timeout=60):
+        return self.pool.submit(http, url, method, path, body, timeout).result()
+
+    def ok(self, method, path, body=None, url=CONTROLLER):
+        r = self.request(method, path, body, url)
+        check(r.status == 200, f"{method} {path}: {r}\n{self.tails()}")
+        return r.json() if r.ctype.startswith("application/json") else r.body.decode()
+
+    def engine_url(self, k):
+        return f"http://{self.bed.engine_addr[k]}:{ENGINE_PORT}"
+
+    def snappi(self, script, *args, timeout=180):
+        argv = [OTG_PYTHON, os.path.join(SCRIPTS, script), CONTROLLER, *map(str, args)]
+        r = self.bed.run("c", argv, timeout=timeout)
+        lines = r.stdout.strip().splitlines()
+        check(r.returncode == 0 and lines, f"{script}: exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}\n"
+                                           f"{self.tails()}")
+        import json
+        return json.loads(lines[-1])
+
+    def tails(self):
+        return "\n".join(f"--- {k}:\n{w.text(wait=False)[-1500:]}" for k, w in self.out.items())
+
+
+@pytest.fixture
+def bed(root):
+    with MultiHostBed(unique("mh")[:8]) as b:
+        yield b
+
+
+@pytest.fixture
+def otg_python():
+    if not os.access(OTG_PYTHON, os.X_OK):
+        pytest.skip(f"no OTG venv at {OTG_PYTHON}: scripts/test.sh makes it")
+
+
+def location_map(bed, path):
+    """The bed's three ports under names, as a location map file gives them."""
+    with open(path, "w") as f:
+        f.write("location_map:\n")
+        for name, k, ifc in (("a0", "a", bed.data[0][0]), ("b0", "b", bed.data[1][0]), ("b1", "b", bed.data[2][0])):
+            f.write(f"  - location: {name}\n    endpoint: \"{bed.endpoint(k, ifc)}\"\n")
+
+
+def flow(name, tx, rx, src_port, pps=PPS, packets=None):
+    value = lambda v: {"choice": "value", "value": v}  # noqa: E731
+    return {"name": name, "tx_rx": {"choice": "port", "port": {"tx_name": tx, "rx_names": [rx]}},
+            "packet": [{"choice": "ethernet", "ethernet": {"src": value("02:00:00:00:00:01")}},
+                       {"choice": "ipv4", "ipv4": {"src": value("198.18.0.1"), "dst": value("198.18.0.2")}},
+                       {"choice": "udp", "udp": {"src_port": value(src_port), "dst_port": value(6000)}}],
+            "size": {"choice": "fixed", "fixed": 128}, "rate": {"choice": "pps", "pps": str(pps)},
+            "duration": ({"choice": "fixed_packets", "fixed_packets": {"packets": packets}} if packets
+                         else {"choice": "continuous", "continuous": {}}),
+            "metrics": {"enable": True, "latency": {"enable": True}}}
+
+
+def prometheus_samples(text):
+    """(name, labels, value) of every sample in an exposition (prometheus_client's parser)."""
+    from prometheus_client.parser import text_string_to_metric_families
+    return [(s.name, s.labels, s.value) for fam in text_string_to_metric_families(text) for s in fam.samples]
+
+
+def test_snappi_drives_two_engines_exactly(bed, otg_python, tmp_path):
+    """Three flows of 6,000 frames: one from each engine into engine B's b0 and one from B back
+    to A's a0, the ports named through a location map. Every flow's frames are counted exactly
+    where they arrive; the start is synchronised and its skew reported; the controller's
+    Prometheus exposition sums to the same counts over its host label."""
+    location_map(bed, tmp_path / "map.yaml")
+    with Deployment(bed, ["--location-map", str(tmp_path / "map.yaml")]) as d:
+        out = d.snappi("multihost.py", "a0", "b0", "b1", PACKETS, PPS)
+        for name, f in out["flows"].items():
+            check(f["frames_tx"] == PACKETS and f["frames_rx"] == PACKETS and f["loss"] == 0,
+                  f"{name}: {f}\n{d.tails()}")
+            check(f["bytes_rx"] == f["bytes_tx"] == PACKETS * 128, f"{name}: bytes {f}")
+            lat = f["latency"]
+            check(0 < lat["minimum_ns"] <= lat["average_ns"] <= lat["maximum_ns"], f"{name}: latency {lat}")
+        ports = out["ports"]
+        check(ports["a0"]["frames_tx"] == PACKETS and ports["a0"]["frames_rx"] == PACKETS, f"a0: {ports['a0']}")
+        check(ports["b0"]["frames_rx"] == 2 * PACKETS and ports["b0"]["frames_tx"] == 0, f"b0: {ports['b0']}")
+        check(ports["b1"]["frames_tx"] == 2 * PACKETS and ports["b1"]["frames_rx"] == 0, f"b1: {ports['b1']}")
+
+        ext = d.ok("GET", "/linerate/flows")
+        start = ext["start"]
+        opened = [e["opened_at_ns"] for e in start["engines"]]
+        check(len(opened) == 2 and all(e["late_ns"] >= 0 for e in start["engines"]), f"start: {start}")
+        check(start["skew_ns"] == max(opened) - min(opened) and start["skew_ns"] < 1_000_000_000, f"start: {start}")
+        print(f"     start skew {start['skew_ns'] / 1e3:.0f} us, "
+              f"late {[e['late_ns'] // 1000 for e in start['engines']]} us", flush=True)
+        for f in out["flows"].values():
+            check(f["timestamps"]["first_timestamp_ns"] >= start["at_ns"] - 1e4,
+                  f"{f['name']} arrived before the set start time: {f['timestamps']}, {start}")
+        for f in ext["flows"]:
+            check(f["frames_rx"] == PACKETS and f["lost"] == 0 and f["latency_frames"] == PACKETS, f"ext: {f}")
+            check(f["latency_min_ns"] <= f["latency_p50_ns"] <= f["latency_p99_ns"] <= f["latency_max_ns"] * 1.07,
+                  f"percentiles from the merged histogram: {f}")
+            check("latency_withheld" not in f, f"one host, one clock: {f}")
+        check({e["clock"]["boot_id"] for e in ext["engines"]} == {open("/proc/sys/kernel/random/boot_id").read().strip()},
+              f"engines' clocks: {ext['engines']}")
+
+        samples = prometheus_samples(d.ok("GET", "/metrics"))
+        hosts = {lab["host"] for _, lab, _ in samples if "host" in lab}
+        check(hosts == {f"{bed.engine_addr[k]}:{ENGINE_PORT}" for k in "ab"}, f"host labels {hosts}")
+        for name in out["flows"]:
+            for direction in ("tx", "rx"):
+                total = sum(v for n, lab, v in samples if n == "linerate_stream_packets_total"
+                            and lab.get("flow") == name and lab.get("direction") == direction)
+                check(total == PACKETS, f"{name} {direction} summed over hosts: {total}")
+        up = {lab["host"]: v for n, lab, v in samples if n == "linerate_controller_engine_up"}
+        check(sorted(up.values()) == [1, 1], f"engine_up {up}")
+
+
+def test_an_engine_killed_mid_run_is_named_and_the_other_stops(bed):
+    """Continuous flows both ways; engine B is killed while they run. Every answer after that
+    names B (its address and ports), the controller stopped A (its flows read stopped, it still
+    answers), and the controller's own metrics say B is down."""
+    cfg = {"ports": [{"name": "a0", "location": bed.endpoint("a", bed.data[0][0])},
+                     {"name": "b0", "location": bed.endpoint("b", bed.data[1][0])},
+                     {"name": "b1", "location": bed.endpoint("b", bed.data[2][0])}],
+           "flows": [flow("a_to_b", "a0", "b0", 5000), flow("b_to_a", "b1", "a0", 5001)]}
+    with Deployment(bed) as d:
+        d.ok("POST", "/config", cfg)
+        d.ok("POST", "/control/state", {"choice": "traffic", "traffic": {"choice": "flow_transmit",
+                                                                         "flow_transmit": {"state": "start"}}})
+        wait_until(lambda: all(int(f["frames_rx"]) > 500 for f in d.ok("POST", "/monitor/metrics", {"choice": "flow"})
+                               ["flow_metrics"]), 20, "both flows received")
+        d.engines["b"].send_signal(signal.SIGKILL)
+        d.engines["b"].wait()
+        named = f"{bed.engine_addr['b']}:{ENGINE_PORT} (ports b0, b1)"
+
+        def failed():
+            r = d.request("POST", "/monitor/metrics", {"choice": "flow"})
+            return r if r.status != 200 else None
+        r = wait_until(failed, 10, "the controller noticing engine B is gone")
+        check(r.status == 500 and any(named in e for e in r.json()["errors"]), f"metrics after the kill: {r}")
+        check("stopped" in r.json()["errors"][0], f"says the others were stopped: {r}")
+        ext = d.ok("GET", "/linerate/flows")
+        check(named in ext.get("failure", ""), f"/linerate/flows: {ext}")
+        # Engine A: stopped by the controller, its run drained, still serving.
+        view = wait_until(lambda: (lambda v: v if not v["running"] else None)(
+            d.ok("GET", "/linerate/engine/view", url=d.engine_url("a"))), 15, "engine A's run ending")
+        check(all(f["transmit"] == "stopped" for f in view["flows"]), f"engine A's flows: {view['flows']}")
+        check(view["flows"][0]["n"]["frames_tx"] > 500, f"engine A had sent: {view['flows'][0]}")
+        check(d.engines["a"].poll() is None, "engine A is still running")
+        up = {lab["host"]: v for n, lab, v in prometheus_samples(d.ok("GET", "/metrics"))
+              if n == "linerate_controller_engine_up"}
+        check(up == {f"{bed.engine_addr['a']}:{ENGINE_PORT}": 1, f"{bed.engine_addr['b']}:{ENGINE_PORT}": 0},
+              f"engine_up {up}")
+
+
+def test_refusals_name_the_location_or_the_engine(bed):
+    """A location that is neither ENGINE:PORT;LOCAL-PORT nor mapped is refused at its path; an
+    engine nobody answers for, and an engine's own refusal, are named with the engine's address
+    and ports; --controller refuses an engine's options."""
+    with Deployment(bed) as d:
+        bad = {"ports": [{"name": "a0", "location": bed.endpoint("a", bed.data[0][0])},
+                         {"name": "x", "location": "no-such-thing"}],
+               "flows": [flow("f", "a0", "x", 5000, packets=10)]}
+        r = d.request("POST", "/config", bad)
+        check(r.status == 400 and r.json()["errors"][0].startswith("ports[1].location: \"no-such-thing\""), f"{r}")
+        nobody = dict(bad, ports=[bad["ports"][0], {"name": "x", "location": f"{bed.engine_addr['a']}:9;ifc"}])
+        r = d.request("POST", "/config", nobody)
+        check(r.status == 500 and any(f"{bed.engine_addr['a']}:9 (ports x) did not answer" in e
+                                      for e in r.json()["errors"]), f"{r}")
+        missing = dict(bad, ports=[bad["ports"][0], {"name": "x", "location": bed.endpoint("b", "nosuch0")}])
+        r = d.request("POST", "/config", missing)
+        check(r.status >= 400 and any(f"{bed.engine_addr['b']}:{ENGINE_PORT} (ports x) refused" in e and "nosuch0" in e
+                                      for e in r.json()["errors"]), f"{r}")
+    r = sh(LINERATE, "serve", "--controller", "--backend", "afxdp", check=False)
+    check(r.returncode == 2 and "--backend: an engine's option" in r.stderr, f"exit {r.returncode}: {r.stderr}")
+
+
+def test_rfc2544_search_in_snappi_across_hosts(bed, otg_python):
+    """otg-examples' RFC 2544 throughput search in snappi, through the controller, from engine A
+    to engine B across the switch, whose port towards B is shaped by HTB at 8,000 frames/s.
+    Every 1 s trial sends exactly its rate; the bridge's own counters account for every frame
+    the trials sent and received."""
+    s, sw_a, sw_b = bed.ns["s"], bed.data[0][2], bed.data[1][2]
+    bits = 8000 * 124 * 8
+    sh("tc", "-n", s, "qdisc", "add", "dev", sw_b, "root", "handle", "1:", "htb", "default", "1")
+    sh("tc", "-n", s, "class", "add", "dev", sw_b, "parent", "1:", "classid", "1:1", "htb", "rate", f"{bits}bit",
+       "ceil", f"{bits}bit", "burst", str(124 * 40), "cburst", str(124 * 40))
+    sh("tc", "-n", s, "qdisc", "add", "dev", sw_b, "parent", "1:1", "handle", "10:", "pfifo", "limit", "100")
+    stat = lambda ifc, what: int(sh("ip", "netns", "exec", s, "cat", f"/sys/class/net/{ifc}/statistics/{what}")  # noqa
+                                 .stdout)
+    before = stat(sw_a, "rx_packets"), stat(sw_b, "tx_packets")
+    with Deployment(bed) as d:
+        out = d.snappi("rfc2544.py", bed.endpoint("a", bed.data[0][0]), bed.endpoint("b", bed.data[1][0]),
+                       2000, 16000, 1000, 128, timeout=300)
+    trials = out["trials"]
+    for t in trials:
+        check(t["frames_tx"] == t["pps"] and t["frames_rx"] <= t["frames_tx"], f"a 1 s trial at its rate: {t}")
+    check(out["ndr"] is not None, f"no rate without loss: {trials}")
+    sent, received = sum(t["frames_tx"] for t in trials), sum(t["frames_rx"] for t in trials)
+    check(stat(sw_a, "rx_packets") - before[0] == sent, f"the switch got {stat(sw_a, 'rx_packets') - before[0]}, "
+                                                        f"the trials sent {sent}")
+    check(stat(sw_b, "tx_packets") - before[1] == received, f"the switch passed {stat(sw_b, 'tx_packets') - before[1]}"
+                                                            f", the trials received {received}")
+    print(f"     NDR across hosts {out['ndr']} pps through an 8,000 pps shaper; {len(trials)} trials", flush=True)
