@@ -8,11 +8,18 @@
 namespace lr::otg {
 
 std::vector<result::LatencyBucket> merge_buckets(const std::vector<std::vector<result::LatencyBucket>>& parts) {
-    std::map<std::pair<uint64_t, uint64_t>, uint64_t> sum;
+    // Buckets start at the same bounds in every engine; an engine's last one reaches up to its
+    // own largest value, so a bucket keeps the highest upper end any engine gave it.
+    std::map<uint64_t, result::LatencyBucket> sum;
     for (const auto& p : parts)
-        for (const auto& b : p) sum[{b.lower_ns, b.upper_ns}] += b.count;
+        for (const auto& b : p) {
+            auto& m = sum[b.lower_ns];
+            m.lower_ns = b.lower_ns;
+            m.upper_ns = std::max(m.upper_ns, b.upper_ns);
+            m.count += b.count;
+        }
     std::vector<result::LatencyBucket> out;
-    for (const auto& [range, n] : sum) out.push_back({range.first, range.second, n});
+    for (const auto& [lower, b] : sum) out.push_back(b);
     return out;
 }
 

@@ -254,6 +254,14 @@ TEST(ViewMerge, MergeBucketsAddsIdenticalRangesSorted) {
     EXPECT_TRUE(otg::merge_buckets({}).empty());
 }
 
+TEST(ViewMerge, MergeBucketsJoinsLastBucketsStretchedToEachEnginesMaximum) {
+    // Each engine's last bucket reaches its own largest value + 1: one bucket, the higher end.
+    const std::vector<LatencyBucket> a = {{8960, 9024, 3}}, b = {{8960, 9100, 2}};
+    const auto m = otg::merge_buckets({a, b});
+    ASSERT_EQ(m.size(), 1u);
+    EXPECT_EQ(std::make_tuple(m[0].lower_ns, m[0].upper_ns, m[0].count), std::make_tuple(8960u, 9100u, 5u));
+}
+
 TEST(ViewMerge, BucketQuantile) {
     EXPECT_EQ(otg::bucket_quantile({}, 0.5), 0u);
     const std::vector<LatencyBucket> b = {{10, 11, 5}, {20, 22, 3}, {1000, 1008, 2}};  // 10 values
