@@ -11,12 +11,14 @@
 #include "cli/run_cmd.h"
 #include "cli/serve_cmd.h"
 #include "spec/options.h"
+#include "util/cpus.h"
 #include "util/error.h"
 #ifdef LINERATE_HAVE_AFXDP
 #include "cli/probe_cmd.h"
 #endif
 
 int main(int argc, char** argv) {
+    lr::util::allowed_cpus();  // the process's CPUs, before any thread is restricted
     CLI::App app{"linerate: line-rate traffic generator and counter (DPDK and AF_XDP)", "linerate"};
     app.require_subcommand(1);
     app.set_version_flag("--version", LINERATE_VERSION);

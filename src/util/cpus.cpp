@@ -10,7 +10,8 @@
 
 namespace lr::util {
 
-std::vector<int> allowed_cpus() {
+namespace {
+std::vector<int> affinity_now() {
     cpu_set_t set;
     CPU_ZERO(&set);
     std::vector<int> cpus;
@@ -19,6 +20,12 @@ std::vector<int> allowed_cpus() {
             if (CPU_ISSET(c, &set)) cpus.push_back(c);
     if (cpus.empty()) cpus.push_back(0);
     return cpus;
+}
+}  // namespace
+
+std::vector<int> allowed_cpus() {
+    static const std::vector<int> at_start = affinity_now();
+    return at_start;
 }
 
 bool pin_thread(std::thread& t, int cpu) {

@@ -6,7 +6,9 @@
 
 namespace lr::util {
 
-// CPUs in this process's affinity mask, ascending (at least one).
+// CPUs in this process's affinity mask as it was at the first call (main makes it at start),
+// ascending, at least one: a thread restricted later (`serve` keeps its own threads off the
+// workers' CPUs) does not shrink what its sessions place workers on.
 std::vector<int> allowed_cpus();
 // Pins `t` to `cpu`; returns false when the kernel refused.
 bool pin_thread(std::thread& t, int cpu);

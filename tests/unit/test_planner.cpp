@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <thread>
 
 #include "engine/aggregate.h"
 #include "engine/planner.h"
@@ -53,6 +54,25 @@ TEST(Planner, PairedRolesServeTxAndRxOfAQueueWithOneWorker) {
         EXPECT_EQ(slots.tx_slot[0], 0);
         EXPECT_EQ(slots.rx_slot[0], 1);
     }
+}
+
+TEST(Planner, AThreadRestrictedLaterStillPlacesWorkersOnTheProcessesCpus) {
+    // `serve` keeps its own threads on the first CPU; a session its HTTP thread opens places
+    // workers on the CPUs the process started with, and takes --cpus among them.
+    const auto allowed = util::allowed_cpus();
+    if (allowed.size() < 2) GTEST_SKIP() << "needs two CPUs";
+    std::vector<int> seen;
+    int worker_cpu = -1;
+    std::thread t([&] {
+        ASSERT_TRUE(util::restrict_current_thread({allowed.front()}));
+        seen = util::allowed_cpus();
+        worker_cpu = engine::plan_layout(make_spec({{"tx", {"a"}}, {"cpus", {std::to_string(allowed.back())}}}))
+                         .workers[0]
+                         .cpu;
+    });
+    t.join();
+    EXPECT_EQ(seen, allowed);
+    EXPECT_EQ(worker_cpu, allowed.back());
 }
 
 TEST(Planner, CpusFollowTheListOrLeaveTheFirstToTheControlThread) {
