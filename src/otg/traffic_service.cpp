@@ -227,7 +227,7 @@ std::vector<std::string> TrafficService::apply_config(const json& body, std::opt
     s.duration_s = 365 * 86400.0;  // a controlled trial ends when the traffic stops
     s.quiet = true;
 
-    role_ = std::move(role);
+    role_ = role;  // a copy: `here` above still reads `role`
     if (cfg.flows.empty() || (s.tx.empty() && s.rx.empty())) {  // ports alone: nothing to open until flows come
         session_.reset();
     } else {

@@ -259,3 +259,26 @@ def test_rfc2544_search_in_snappi_across_hosts(bed, otg_python):
     check(stat(sw_b, "tx_packets") - before[1] == received, f"the switch passed {stat(sw_b, 'tx_packets') - before[1]}"
                                                             f", the trials received {received}")
     print(f"     NDR across hosts {out['ndr']} pps through an 8,000 pps shaper; {len(trials)} trials", flush=True)
+
+
+def test_a_rate_in_percent_is_of_the_sending_engines_port(bed):
+    """A flow's rate in percent of its port's layer 1 speed is resolved by the engine that sends
+    it: 0.01 % of 10 Gbit/s is 1 Mbit/s at layer 1, 1,488 frames of 64 bytes in 1 s
+    (llround(1,488.1); at a 1 Gbit/s stand-in speed it would be 149), every one counted by the
+    other engine."""
+    value = lambda v: {"choice": "value", "value": v}  # noqa: E731
+    f = flow("pct", "a0", "b0", 5000)
+    f.update({"size": {"choice": "fixed", "fixed": 64}, "rate": {"choice": "percentage", "percentage": 0.01},
+              "duration": {"choice": "fixed_seconds", "fixed_seconds": {"seconds": 1}}})
+    f["packet"][1]["ipv4"]["dst"] = value("198.18.0.3")
+    cfg = {"ports": [{"name": "a0", "location": bed.endpoint("a", bed.data[0][0])},
+                     {"name": "b0", "location": bed.endpoint("b", bed.data[1][0])}],
+           "layer1": [{"name": "l1", "port_names": ["a0", "b0"], "speed": "speed_10_gbps"}],
+           "flows": [f]}
+    with Deployment(bed) as d:
+        d.ok("POST", "/config", cfg)
+        d.ok("POST", "/control/state", {"choice": "traffic", "traffic": {"choice": "flow_transmit",
+                                                                         "flow_transmit": {"state": "start"}}})
+        m = wait_until(lambda: (lambda x: x if x["transmit"] == "stopped" else None)(
+            d.ok("POST", "/monitor/metrics", {"choice": "flow"})["flow_metrics"][0]), 30, "the flow stopping")
+        check(int(m["frames_tx"]) == 1488 and int(m["frames_rx"]) == 1488, f"{m}\n{d.tails()}")
