@@ -547,8 +547,11 @@ json ControllerService::extended_flows() const {
             j["latency_p999_ns"] = bucket_quantile(m.buckets[i], 0.999);
         }
         if (m.latency_withheld[i])
-            j["latency_withheld"] = "one-way latency between hosts needs one clock: these engines stamp CLOCK_MONOTONIC of "
-                                    "different hosts (docs/multihost.md, Time)";
+            j["latency_withheld"] = std::string(m.latency_partial[i] ? "partly: the latency is of the receivers on the "
+                                                                       "sender's host only; "
+                                                                     : "") +
+                                    "one-way latency between hosts needs one clock: these engines stamp CLOCK_MONOTONIC "
+                                    "of different hosts (docs/multihost.md, Time)";
         if (n.jitter_ns > 0) j["jitter_ns"] = n.jitter_ns;
         if (m.rx_over_tx[i] && f.transmit == Transmit::stopped)
             j["alarm"] = "more frames received than sent: the run is invalid";

@@ -46,6 +46,7 @@ MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& eng
                                                  v.flows.size(), v.ports.size(), flows, plan.port_engine.size()));
     }
     m.latency_withheld.assign(flows, false);
+    m.latency_partial.assign(flows, false);
     m.rx_over_tx.assign(flows, false);
     m.buckets.resize(flows);
     for (size_t i = 0; i < flows; ++i) {
@@ -86,6 +87,7 @@ MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& eng
             f.n.lat_sum_ns += n.lat_sum_ns;
             parts.push_back(n.lat_buckets);
         }
+        m.latency_partial[i] = m.latency_withheld[i] && f.n.lat_n > 0;
         m.buckets[i] = merge_buckets(parts);
         f.n.lat_buckets = m.buckets[i];
         if (f.transmit == Transmit::stopped && counting) f.transmit = Transmit::started;

@@ -28,7 +28,8 @@ struct MergePlan {
 
 struct MergedView {
     View view;  // first and last arrival times in ns since the epoch (realtime_minus_monotonic_ns 0)
-    std::vector<bool> latency_withheld;  // per flow: one-way across clocks
+    std::vector<bool> latency_withheld;  // per flow: a receiver on another host's clock was left out
+    std::vector<bool> latency_partial;   // per flow: withheld from some receivers, merged from others
     std::vector<bool> rx_over_tx;        // per flow: more received than sent (an alarm once final)
     std::vector<std::vector<result::LatencyBucket>> buckets;  // per flow: the merged histogram
 };

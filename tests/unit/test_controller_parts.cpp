@@ -425,11 +425,22 @@ TEST(ViewMerge, ArrivalTimesUseEachEnginesOffset) {
     EXPECT_EQ(m.view.flows[0].n.last_rx_ns, static_cast<uint64_t>(91'500 + kEpoch0));
 }
 
+TEST(ViewMerge, LatencyFromTheSendersHostOnlyIsPartial) {
+    Scenario s;
+    s.engine0_receives_f0();  // f0 also arrives on the sender's own engine
+    s.engines[1].boot_id = "boot-2";
+    const auto m = otg::merge_views(s.plan, s.engines);
+    EXPECT_TRUE(m.latency_withheld[0]);
+    EXPECT_TRUE(m.latency_partial[0]);
+    EXPECT_EQ(m.view.flows[0].n.lat_n, s.engines[0].view.flows[0].n.lat_n) << "engine 0's share only";
+}
+
 TEST(ViewMerge, LatencyAcrossBootsWithheld) {
     Scenario s;
     s.engines[1].boot_id = "boot-2";
     const auto m = otg::merge_views(s.plan, s.engines);
     EXPECT_TRUE(m.latency_withheld[0]);
+    EXPECT_FALSE(m.latency_partial[0]) << "no receiver shares the sender's clock";
     EXPECT_EQ(m.view.flows[0].n.lat_n, 0u);
     EXPECT_EQ(m.view.flows[0].n.lat_sum_ns, 0u);
     EXPECT_TRUE(m.buckets[0].empty());
