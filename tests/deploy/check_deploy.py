@@ -25,6 +25,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -393,6 +395,38 @@ def part_k8s(rep):
     broken("a location map endpoint without its port", "location-map.yaml", '"192.0.2.11:8443;ens1f0"',
            '"192.0.2.11;ens1f0"', "is not ENGINE-HOST:PORT;LOCAL-PORT")
     broken("a location map name twice", "location-map.yaml", "location: p2", "location: p1", "given twice")
+    controller_loads_the_map(rep, kdir)
+
+
+def controller_loads_the_map(rep, kdir):
+    """linerate's own reader takes the ConfigMap's map: `serve --controller --location-map` starts
+    with it and stops on SIGINT; with a name listed twice it refuses to start (exit 2)."""
+    binary = os.environ.get("LINERATE", os.path.join(ROOT, "build", "src", "linerate"))
+    if not os.access(binary, os.X_OK):
+        rep.fail(f"the controller's own reader: no linerate binary at {binary}")
+        return
+    cm = next(d for d in yaml_docs(os.path.join(kdir, "location-map.yaml")) if d and d.get("kind") == "ConfigMap")
+    text = cm["data"]["location-map.yaml"]
+    with tempfile.TemporaryDirectory() as tmp:
+        good, bad = os.path.join(tmp, "good.yaml"), os.path.join(tmp, "bad.yaml")
+        open(good, "w").write(text)
+        open(bad, "w").write(text.replace("location: p2", "location: p1", 1))
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            port = sk.getsockname()[1]
+        p = subprocess.Popen([binary, "serve", "--controller", "--quiet", "--location-map", good, "--listen",
+                              f"127.0.0.1:{port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        first = p.stdout.readline()
+        p.send_signal(signal.SIGINT)
+        rest, _ = p.communicate(timeout=30)
+        rep.check(first.startswith("linerate serve: OTG API") and p.returncode == 0,
+                  "the controller starts with the ConfigMap's location map and stops on SIGINT",
+                  f"exit {p.returncode}: {first}{rest}")
+        r = subprocess.run([binary, "serve", "--controller", "--location-map", bad, "--listen", f"127.0.0.1:{port}"],
+                           capture_output=True, text=True, timeout=30)
+        rep.check(r.returncode == 2 and "listed twice" in r.stderr,
+                  "the controller refuses a location map that lists a name twice (exit 2)",
+                  f"exit {r.returncode}: {r.stderr}")
 
 
 # ---------------------------------------------------------------------------------------------
