@@ -285,7 +285,6 @@ void ControllerService::start_synchronised(const Setup& s, const json& names) {
     std::lock_guard lk(m_);
     start_ = r;
     failure_.clear();
-    rx_stop_sent_.assign(s.cfg.flows.size(), false);
 }
 
 void ControllerService::stop_flows(const Setup& s, const json& names) {
@@ -523,23 +522,9 @@ json ControllerService::extended_flows() const {
     json flows = json::array();
     for (size_t i = 0; i < m.view.flows.size(); ++i) {
         const auto& f = m.view.flows[i];
-        const auto& n = f.n;
         const auto& tx = s->engines[s->plan.flow_tx_engine[i]];
-        json j = {{"name", f.name},
-                  {"transmit", transmit_str(f.transmit)},
-                  {"tx_engine", tx.endpoint.engine()},
-                  {"frames_tx", n.frames_tx},
-                  {"frames_rx", n.frames_rx},
-                  {"lost", n.frames_tx > n.frames_rx ? n.frames_tx - n.frames_rx : 0},
-                  {"reordered", n.reordered},
-                  {"duplicates", n.duplicates},
-                  {"late", n.late},
-                  {"latency_frames", n.lat_n}};
-        if (n.lat_n) {
-            j["latency_min_ns"] = n.lat_min_ns;
-            j["latency_max_ns"] = n.lat_max_ns;
-            j["latency_mean_ns"] = static_cast<double>(n.lat_sum_ns) / static_cast<double>(n.lat_n);
-        }
+        json j = extended_flow_json(f);
+        j["tx_engine"] = tx.endpoint.engine();
         if (!m.buckets[i].empty()) {
             j["latency_p50_ns"] = bucket_quantile(m.buckets[i], 0.5);
             j["latency_p90_ns"] = bucket_quantile(m.buckets[i], 0.9);
@@ -552,7 +537,6 @@ json ControllerService::extended_flows() const {
                                                                      : "") +
                                     "one-way latency between hosts needs one clock: these engines stamp CLOCK_MONOTONIC "
                                     "of different hosts (docs/multihost.md, Time)";
-        if (n.jitter_ns > 0) j["jitter_ns"] = n.jitter_ns;
         if (m.rx_over_tx[i] && f.transmit == Transmit::stopped)
             j["alarm"] = "more frames received than sent: the run is invalid";
         flows.push_back(std::move(j));

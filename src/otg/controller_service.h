@@ -96,7 +96,6 @@ private:
     std::shared_ptr<const Setup> setup_;
     std::optional<StartReport> start_;
     mutable std::string failure_;  // an engine's failure during the run (empty: none)
-    std::vector<bool> rx_stop_sent_;  // per flow: its receivers were told its sender has finished
     std::atomic<bool> running_{false};   // a run is being supervised
     std::atomic<bool> end_{false};       // the supervisor is asked to end
     std::thread supervisor_;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "backend/backend.h"
+#include "otg/view_json.h"
 #include "report/pcap_sink.h"
 #include "util/error.h"
 
@@ -677,27 +678,8 @@ View TrafficService::view() const {
 
 json TrafficService::extended_flows() const {
     const View v = view();
-    std::lock_guard lk(m_);
     json a = json::array();
-    for (const auto& f : v.flows) {
-        const auto& n = f.n;
-        json j = {{"name", f.name},
-                  {"transmit", transmit_str(f.transmit)},
-                  {"frames_tx", n.frames_tx},
-                  {"frames_rx", n.frames_rx},
-                  {"lost", n.frames_tx > n.frames_rx ? n.frames_tx - n.frames_rx : 0},
-                  {"reordered", n.reordered},
-                  {"duplicates", n.duplicates},
-                  {"late", n.late},
-                  {"latency_frames", n.lat_n}};
-        if (n.lat_n) {
-            j["latency_min_ns"] = n.lat_min_ns;
-            j["latency_max_ns"] = n.lat_max_ns;
-            j["latency_mean_ns"] = static_cast<double>(n.lat_sum_ns) / static_cast<double>(n.lat_n);
-        }
-        if (n.jitter_ns > 0) j["jitter_ns"] = n.jitter_ns;
-        a.push_back(std::move(j));
-    }
+    for (const auto& f : v.flows) a.push_back(extended_flow_json(f));
     return {{"flows", a}};
 }
 

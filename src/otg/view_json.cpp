@@ -60,6 +60,26 @@ Transmit transmit_from(const std::string& s) {
     throw std::runtime_error("transmit \"" + s + "\": not started, paused or stopped");
 }
 
+json extended_flow_json(const FlowView& f) {
+    const auto& n = f.n;
+    json j = {{"name", f.name},
+              {"transmit", transmit_str(f.transmit)},
+              {"frames_tx", n.frames_tx},
+              {"frames_rx", n.frames_rx},
+              {"lost", n.frames_tx > n.frames_rx ? n.frames_tx - n.frames_rx : 0},
+              {"reordered", n.reordered},
+              {"duplicates", n.duplicates},
+              {"late", n.late},
+              {"latency_frames", n.lat_n}};
+    if (n.lat_n) {
+        j["latency_min_ns"] = n.lat_min_ns;
+        j["latency_max_ns"] = n.lat_max_ns;
+        j["latency_mean_ns"] = static_cast<double>(n.lat_sum_ns) / static_cast<double>(n.lat_n);
+    }
+    if (n.jitter_ns > 0) j["jitter_ns"] = n.jitter_ns;
+    return j;
+}
+
 json view_to_json(const View& v) {
     json flows = json::array(), ports = json::array();
     for (const auto& f : v.flows)

@@ -14,4 +14,7 @@ View view_from_json(const nlohmann::json& j);
 
 Transmit transmit_from(const std::string& s);
 
+// A flow's line of GET /linerate/flows: its counts, loss, and latency and jitter when measured.
+nlohmann::json extended_flow_json(const FlowView& f);
+
 }  // namespace lr::otg
