@@ -176,6 +176,13 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
     std::vector<uint16_t> stream_of;
     if (mix.size() > 1 && spec.signed_frames())
         for (uint16_t s = 0; s < mix.size(); ++s) stream_of.insert(stream_of.end(), spec.stream_flows(mix[s]), s);
+    // Streams another host stamps: each signed stream id's shift to this host's clock.
+    std::vector<uint64_t> tx_clock_shift;
+    if (spec.signed_frames() &&
+        std::any_of(mix.begin(), mix.end(), [](const spec::StreamSpec& st) { return st.tx_clock_shift_ns != 0; }))
+        for (const auto& st : mix)
+            tx_clock_shift.insert(tx_clock_shift.end(), spec.stream_flows(st),
+                                  static_cast<uint64_t>(st.tx_clock_shift_ns) & LR_SIG48_MASK);
     bool sizes_vary = false;
     for (const auto& st : mix) sizes_vary |= st.replay || st.size.varies() || st.size.lo != mix[0].size.lo;
     std::vector<worker::WorkerConfig> ws;
@@ -272,6 +279,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             if (r.sign && !spec.single_fixed_stream())
                 res.flows_live = std::make_unique<stats::CountsExchange<stats::FlowLive>>();
             if (sizes_vary) res.sizes.assign(stats::kSizeSlots, 0);
+            if (r.flow_totals && r.sign && tx_clock_shift.size() == r.streams) res.tx_clock_shift = tx_clock_shift;
             w.rx_counters = &out.counters[static_cast<size_t>(slots.rx_slot[i])];
         }
         ws.push_back(std::move(w));

@@ -1,7 +1,9 @@
 #include "otg/clock_info.h"
 
 #include <array>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -39,6 +41,47 @@ uint64_t realtime_now_ns() {
     return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
+namespace {
+
+int64_t ns_of(const timespec& t) { return int64_t(t.tv_sec) * 1'000'000'000LL + t.tv_nsec; }
+
+int64_t test_clock_error_ns() {
+    const char* e = std::getenv("LINERATE_TEST_CLOCK_ERROR_NS");
+    if (!e || !*e) return 0;
+    try {
+        return std::stoll(e);
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+}  // namespace
+
+int64_t realtime_minus_monotonic_ns() {
+    // The realtime read sits between two monotonic reads: their midpoint is its instant.
+    int64_t best_gap = INT64_MAX, best = 0;
+    for (int i = 0; i < 5; ++i) {
+        timespec a{}, r{}, b{};
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        clock_gettime(CLOCK_REALTIME, &r);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        const int64_t gap = ns_of(b) - ns_of(a);
+        if (gap < best_gap) {
+            best_gap = gap;
+            best = ns_of(r) - (ns_of(a) + gap / 2);
+        }
+    }
+    return best + test_clock_error_ns();
+}
+
+std::string boot_id() {
+    if (const char* e = std::getenv("LINERATE_TEST_BOOT_ID"); e && *e) return e;
+    std::string id;
+    std::ifstream boot("/proc/sys/kernel/random/boot_id");
+    std::getline(boot, id);
+    return id;
+}
+
 std::optional<ClockSync> parse_chrony_tracking(const std::string& line) {
     // Reference ID, name, stratum, ref time, system time offset, last offset, RMS offset,
     // frequency, residual frequency, skew, root delay, root dispersion, update interval, leap status.
@@ -59,8 +102,8 @@ std::optional<ClockSync> parse_chrony_tracking(const std::string& line) {
 
 ClockInfo read_clock_info() {
     ClockInfo c;
-    std::ifstream boot("/proc/sys/kernel/random/boot_id");
-    std::getline(boot, c.boot_id);
+    c.boot_id = boot_id();
+    c.realtime_minus_monotonic_ns = realtime_minus_monotonic_ns();
     if (auto s = parse_chrony_tracking(first_line_of("chronyc -c tracking"))) {
         c.sync = *s;
         return c;
@@ -86,13 +129,17 @@ ClockInfo read_clock_info() {
 nlohmann::json clock_json(const ClockInfo& c) {
     nlohmann::json sync = {{"source", c.sync.source}, {"synchronised", c.sync.synchronised}, {"detail", c.sync.detail}};
     if (c.sync.bound_ns) sync["bound_ns"] = *c.sync.bound_ns;
-    return {{"stamps", c.stamps}, {"boot_id", c.boot_id}, {"sync", sync}};
+    return {{"stamps", c.stamps},
+            {"boot_id", c.boot_id},
+            {"realtime_minus_monotonic_ns", c.realtime_minus_monotonic_ns},
+            {"sync", sync}};
 }
 
 ClockInfo clock_from_json(const nlohmann::json& j) {
     ClockInfo c;
     c.stamps = j.value("stamps", c.stamps);
     c.boot_id = j.value("boot_id", "");
+    c.realtime_minus_monotonic_ns = j.value("realtime_minus_monotonic_ns", int64_t{0});
     if (j.contains("sync") && j["sync"].is_object()) {
         const auto& s = j["sync"];
         c.sync.source = s.value("source", "none");

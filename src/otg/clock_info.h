@@ -21,11 +21,21 @@ struct ClockSync {
 struct ClockInfo {
     std::string stamps = "CLOCK_MONOTONIC";
     std::string boot_id;  // the host's boot: one clock for every engine that shares it
+    // CLOCK_REALTIME - CLOCK_MONOTONIC when read: with synchronised system clocks, what turns
+    // one host's stamps into another's (both clocks are slewed alike, so it changes only when
+    // the system clock is stepped).
+    int64_t realtime_minus_monotonic_ns = 0;
     ClockSync sync;
 };
 
 // CLOCK_REALTIME now, in ns since the epoch (a synchronised start's set time).
 uint64_t realtime_now_ns();
+// CLOCK_REALTIME - CLOCK_MONOTONIC, from the tightest of a few back-to-back pairs.
+// Test beds that stand several hosts on one kernel add LINERATE_TEST_CLOCK_ERROR_NS to it: a
+// system clock that far ahead (docs/multihost.md, "Testing on one host").
+int64_t realtime_minus_monotonic_ns();
+// /proc/sys/kernel/random/boot_id, or LINERATE_TEST_BOOT_ID when set (a test bed's stand-in host).
+std::string boot_id();
 
 // Reads the boot id and asks chronyc, then pmc (ptp4l), each within a second.
 ClockInfo read_clock_info();

@@ -191,16 +191,27 @@ std::vector<std::string> ControllerService::set_config(const json& body) {
     }
     s->nonce = *o_.nonce;
 
-    // Every engine gets the whole configuration, its own ports' locations as it names them.
+    // Each engine's clock first: a receiver reads another engine's stamps through both.
+    const auto all = indexes(s->engines.size());
+    const auto infos = fan_out(all, [&](size_t e) { return s->engines[e].client->get("/linerate/engine"); });
+    for (size_t e = 0; e < infos.size(); ++e) s->engines[e].clock = clock_from_json(infos[e].value("clock", json::object()));
+
+    // Every engine gets the whole configuration, its own ports' locations as it names them, and
+    // the clock of every flow another engine sends.
     const auto engine_body = [&](size_t e, const json& remote_macs) {
         json c = body;
         for (size_t p = 0; p < cfg.ports.size(); ++p)
             if (s->plan.port_engine[p] == e) c["ports"][p]["location"] = o_.locations.resolve(cfg.ports[p].location).local;
         json b = {{"config", c}, {"local_ports", s->engines[e].ports}, {"nonce", s->nonce}};
         if (!remote_macs.empty()) b["remote_macs"] = remote_macs;
+        json clocks = json::object();
+        for (size_t i = 0; i < cfg.flows.size(); ++i)
+            if (const auto& tx = s->engines[s->plan.flow_tx_engine[i]]; s->plan.flow_tx_engine[i] != e)
+                clocks[cfg.flows[i].name] = {{"boot_id", tx.clock.boot_id},
+                                             {"realtime_minus_monotonic_ns", tx.clock.realtime_minus_monotonic_ns}};
+        if (!clocks.empty()) b["tx_clocks"] = clocks;
         return b;
     };
-    const auto all = indexes(s->engines.size());
     // Engines of the last configuration that this one does not use let their ports go.
     if (const auto old = setup()) {
         std::vector<size_t> gone;
@@ -230,8 +241,6 @@ std::vector<std::string> ControllerService::set_config(const json& body) {
     }
     if (!again.empty())
         fan_out(again, [&](size_t e) { return s->engines[e].client->post("/linerate/engine/config", engine_body(e, macs)); });
-    const auto infos = fan_out(all, [&](size_t e) { return s->engines[e].client->get("/linerate/engine"); });
-    for (size_t e = 0; e < infos.size(); ++e) s->engines[e].clock = clock_from_json(infos[e].value("clock", json::object()));
 
     std::set<std::string> seen;
     std::vector<std::string> warnings;
@@ -407,7 +416,7 @@ std::vector<EngineView> ControllerService::poll_views(const Setup& s) const {
         const auto replies = fan_out(all, [&](size_t e) {
             const auto j = s.engines[e].client->get("/linerate/engine/view");  // EngineError names the engine
             try {
-                return EngineView{view_from_json(j), s.engines[e].clock.boot_id};
+                return EngineView{view_from_json(j), s.engines[e].clock};
             } catch (const std::runtime_error& x) {
                 throw EngineError(fmt::format("engine {} (ports {}) answered a view the controller cannot read: {}",
                                               s.engines[e].endpoint.engine(), joined(s.engines[e].ports), x.what()),
@@ -531,12 +540,14 @@ json ControllerService::extended_flows() const {
             j["latency_p99_ns"] = bucket_quantile(m.buckets[i], 0.99);
             j["latency_p999_ns"] = bucket_quantile(m.buckets[i], 0.999);
         }
-        if (m.latency_withheld[i])
-            j["latency_withheld"] = std::string(m.latency_partial[i] ? "partly: the latency is of the receivers on the "
-                                                                       "sender's host only; "
-                                                                     : "") +
-                                    "one-way latency between hosts needs one clock: these engines stamp CLOCK_MONOTONIC "
-                                    "of different hosts (docs/multihost.md, Time)";
+        if (f.n.lat_n) {
+            const auto& lc = m.latency_clock[i];
+            j["latency_basis"] = basis_name(lc.basis);
+            if (lc.basis == LatencyBasis::synchronised) j["latency_bound_ns"] = lc.bound_ns;
+            if (lc.basis == LatencyBasis::indicative)
+                j["latency_note"] = "one-way latency between hosts whose system clocks are not known synchronised: "
+                                    "indicative only (docs/multihost.md, Time)";
+        }
         if (m.rx_over_tx[i] && f.transmit == Transmit::stopped)
             j["alarm"] = "more frames received than sent: the run is invalid";
         flows.push_back(std::move(j));

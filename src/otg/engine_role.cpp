@@ -47,6 +47,17 @@ json TrafficService::set_engine_config(const json& body) {
         for (const auto& [k, v] : body["remote_macs"].items())
             if (v.is_string()) role.remote_macs[k] = v.get<std::string>();
     }
+    if (body.contains("tx_clocks")) {
+        const auto& t = body["tx_clocks"];
+        if (!t.is_object()) throw OtgError("tx_clocks", "an object: flow name to its sender's clock");
+        for (const auto& [flow, c] : t.items()) {
+            const std::string path = "tx_clocks." + flow;
+            if (!c.is_object() || !c.contains("boot_id") || !c["boot_id"].is_string() ||
+                !c.contains("realtime_minus_monotonic_ns") || !c["realtime_minus_monotonic_ns"].is_number_integer())
+                throw OtgError(path, "required: boot_id (a string) and realtime_minus_monotonic_ns (an integer)");
+            role.tx_clocks[flow] = {c["boot_id"].get<std::string>(), c["realtime_minus_monotonic_ns"].get<int64_t>()};
+        }
+    }
     const auto local = role.local_ports;
     const auto warnings = apply_config(body["config"], std::move(role), static_cast<uint32_t>(nonce));
     std::lock_guard lk(m_);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "backend/backend.h"
+#include "otg/clock_info.h"
 #include "otg/view_json.h"
 #include "report/pcap_sink.h"
 #include "util/error.h"
@@ -22,13 +23,6 @@ uint64_t monotonic_ns() {
     timespec t{};
     clock_gettime(CLOCK_MONOTONIC, &t);
     return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-int64_t realtime_minus_monotonic() {
-    timespec m{}, r{};
-    clock_gettime(CLOCK_MONOTONIC, &m);
-    clock_gettime(CLOCK_REALTIME, &r);
-    return (int64_t(r.tv_sec) - m.tv_sec) * 1'000'000'000LL + (r.tv_nsec - m.tv_nsec);
 }
 
 [[noreturn]] void refuse(const std::string& path, const std::string& message, int status = 400) {
@@ -137,10 +131,16 @@ std::vector<spec::StreamSpec> TrafficService::streams_for(OtgConfig cfg) const {
     std::map<std::string, std::string> location;
     for (const auto& p : cfg.ports) location[p.name] = p.location;
     std::vector<spec::StreamSpec> out;
+    const std::string here = role_ && !role_->tx_clocks.empty() ? boot_id() : "";
+    const int64_t here_offset = here.empty() ? 0 : realtime_minus_monotonic_ns();
     for (auto& f : cfg.flows) {
         auto st = f.stream;
         // A flow another engine sends leaves by no port here: its stream is only received.
         st.ports = {role_ && !role_->local(f.tx_port) ? std::string(kElsewhere) : location[f.tx_port]};
+        // Stamped by another host's clock: read through both system clocks (docs/multihost.md, Time).
+        if (role_ && !role_->local(f.tx_port))
+            if (const auto c = role_->tx_clocks.find(f.name); c != role_->tx_clocks.end() && c->second.boot_id != here)
+                st.tx_clock_shift_ns = c->second.realtime_minus_monotonic_ns - here_offset;
         const std::string rx = f.rx_ports.empty() ? "" : f.rx_ports.front();
         if (f.dst_mac_auto && role_ && !rx.empty() && !role_->local(rx)) {  // another engine's port's address
             const auto it = role_->remote_macs.find(rx);
@@ -606,7 +606,7 @@ FlowNumbers TrafficService::numbers_of(size_t i) const {
 View TrafficService::view() const {
     std::lock_guard lk(m_);
     View v;
-    v.realtime_minus_monotonic_ns = realtime_minus_monotonic();
+    v.realtime_minus_monotonic_ns = realtime_minus_monotonic_ns();
     if (!cfg_) return v;
     // Rates over the last second of live views.
     const LivePoint* now = history_.empty() ? nullptr : &history_.back();

@@ -113,6 +113,11 @@ private:
     struct EngineRole {
         std::vector<std::string> local_ports;              // OTG port names opened here
         std::map<std::string, std::string> remote_macs;    // other engines' ports' addresses, by port name
+        struct SenderClock {
+            std::string boot_id;
+            int64_t realtime_minus_monotonic_ns = 0;
+        };
+        std::map<std::string, SenderClock> tx_clocks;  // by flow name: the clock of its sender, on another engine
         bool local(const std::string& port) const;
     };
     struct LivePoint {  // one live view, for rates

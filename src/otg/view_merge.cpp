@@ -36,6 +36,15 @@ uint64_t bucket_quantile(const std::vector<result::LatencyBucket>& buckets, doub
     return buckets.back().lower_ns;
 }
 
+const char* basis_name(LatencyBasis b) {
+    switch (b) {
+        case LatencyBasis::one_clock: return "one_clock";
+        case LatencyBasis::synchronised: return "synchronised";
+        case LatencyBasis::indicative: return "indicative";
+    }
+    return "indicative";
+}
+
 MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& engines) {
     MergedView m;
     const size_t flows = plan.flow_tx_engine.size();
@@ -45,8 +54,7 @@ MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& eng
             throw std::runtime_error(fmt::format("engine view {} has {} flows and {} ports, the configuration {} and {}", e,
                                                  v.flows.size(), v.ports.size(), flows, plan.port_engine.size()));
     }
-    m.latency_withheld.assign(flows, false);
-    m.latency_partial.assign(flows, false);
+    m.latency_clock.assign(flows, {});
     m.rx_over_tx.assign(flows, false);
     m.buckets.resize(flows);
     for (size_t i = 0; i < flows; ++i) {
@@ -77,9 +85,16 @@ MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& eng
             if (n.first_rx_ns && (!f.n.first_rx_ns || epoch(n.first_rx_ns) < f.n.first_rx_ns)) f.n.first_rx_ns = epoch(n.first_rx_ns);
             if (n.last_rx_ns) f.n.last_rx_ns = std::max(f.n.last_rx_ns, epoch(n.last_rx_ns));
             if (!n.lat_n) continue;
-            if (engines[e].boot_id != engines[txe].boot_id) {  // stamped by one host's clock, read by another's
-                m.latency_withheld[i] = true;
-                continue;
+            const auto& rxc = engines[e].clock;
+            const auto& txc = engines[txe].clock;
+            if (rxc.boot_id != txc.boot_id) {  // stamped by one host's clock, read by another's
+                auto& lc = m.latency_clock[i];
+                if (rxc.sync.synchronised && txc.sync.synchronised && rxc.sync.bound_ns && txc.sync.bound_ns) {
+                    if (lc.basis == LatencyBasis::one_clock) lc.basis = LatencyBasis::synchronised;
+                    lc.bound_ns = std::max(lc.bound_ns, *rxc.sync.bound_ns + *txc.sync.bound_ns);
+                } else {
+                    lc.basis = LatencyBasis::indicative;
+                }
             }
             f.n.lat_min_ns = f.n.lat_n ? std::min(f.n.lat_min_ns, n.lat_min_ns) : n.lat_min_ns;
             f.n.lat_max_ns = std::max(f.n.lat_max_ns, n.lat_max_ns);
@@ -87,7 +102,7 @@ MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& eng
             f.n.lat_sum_ns += n.lat_sum_ns;
             parts.push_back(n.lat_buckets);
         }
-        m.latency_partial[i] = m.latency_withheld[i] && f.n.lat_n > 0;
+        if (m.latency_clock[i].basis == LatencyBasis::indicative) m.latency_clock[i].bound_ns = 0;
         m.buckets[i] = merge_buckets(parts);
         f.n.lat_buckets = m.buckets[i];
         if (f.transmit == Transmit::stopped && counting) f.transmit = Transmit::started;

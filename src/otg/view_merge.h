@@ -3,12 +3,14 @@
 // the sum over every engine (each counts what reached its ports), its loss recomputed from
 // those; latency merged from the counts, sums, extremes and histograms, never by averaging
 // percentiles; a port is its engine's. One-way latency between engines that do not share a
-// clock (different hosts: CLOCK_MONOTONIC of different boots) is withheld, and said so.
+// clock (different hosts: CLOCK_MONOTONIC of different boots) was read by the receiver through
+// both hosts' system clocks: it is as good as their synchronisation, and says so.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "otg/clock_info.h"
 #include "otg/view.h"
 #include "result/result.h"
 
@@ -16,7 +18,21 @@ namespace lr::otg {
 
 struct EngineView {
     View view;
-    std::string boot_id;  // the engine's host's boot: engines that share it share a clock
+    ClockInfo clock;  // boot_id: engines that share it share a clock; sync: how well it keeps time
+};
+
+// What a flow's one-way latency rests on.
+enum class LatencyBasis {
+    one_clock,     // every receiver shares the sender's clock: exact
+    synchronised,  // a receiver on another host; both system clocks synchronised within the bound
+    indicative,    // a receiver on another host whose clock, or the sender's, is not known synchronised
+};
+const char* basis_name(LatencyBasis b);
+struct LatencyClock {
+    LatencyBasis basis = LatencyBasis::one_clock;
+    // synchronised: the largest error the two clocks admit (the sender's bound plus the
+    // receiver's; the worst receiver).
+    double bound_ns = 0;
 };
 
 struct MergePlan {
@@ -28,8 +44,7 @@ struct MergePlan {
 
 struct MergedView {
     View view;  // first and last arrival times in ns since the epoch (realtime_minus_monotonic_ns 0)
-    std::vector<bool> latency_withheld;  // per flow: a receiver on another host's clock was left out
-    std::vector<bool> latency_partial;   // per flow: withheld from some receivers, merged from others
+    std::vector<LatencyClock> latency_clock;  // per flow
     std::vector<bool> rx_over_tx;        // per flow: more received than sent (an alarm once final)
     std::vector<std::vector<result::LatencyBucket>> buckets;  // per flow: the merged histogram
 };

@@ -74,6 +74,9 @@ struct StreamSpec {
     // (flow i is flow_frames[i]; `flows` and `vary` are not used). Each has `frame`'s address
     // family, L4 and VLAN presence; `frame` stays the base that sizes and limits are checked on.
     std::vector<packet::FrameSpec> flow_frames;
+    // Sent by another host (an engine of several, docs/multihost.md): added to its frames' TX
+    // timestamps, in ns, to read them on this host's CLOCK_MONOTONIC. 0: stamped here.
+    int64_t tx_clock_shift_ns = 0;
 
     bool ends() const { return count.has_value() || bursts > 0; }  // a continuous stream never does
     bool paced() const { return rate && rate->limited(); }

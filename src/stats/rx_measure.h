@@ -49,6 +49,11 @@ struct RxResult {
     std::unique_ptr<CountsExchange<FlowLive>> flows_live;
     // Per flow (indexed as `streams`), when the receiver keeps them (RxMeasure's flow_totals).
     std::vector<FlowRxTotals> flow_totals;
+    // Streams sent by another host (an engine of several): per stream id, what turns its TX
+    // timestamps into this host's CLOCK_MONOTONIC, modulo 2^48 (0 for a stream stamped here).
+    // Read only with flow_totals (a controlled trial) and one entry per stream; empty: every
+    // stamp is this host's.
+    std::vector<uint64_t> tx_clock_shift;
 };
 
 // Frames received per size (RxResult::sizes): one entry per byte up to this.
@@ -68,7 +73,8 @@ public:
           lat_(live_ ? &live_->buf[0] : &out->latency),
           stream_of_(out->stream_of.empty() ? nullptr : out->stream_of.data()),
           stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()),
-          flows_live_(out->flows_live.get()) {
+          flows_live_(out->flows_live.get()),
+          tx_shift_(flow_totals && out->tx_clock_shift.size() >= streams ? out->tx_clock_shift.data() : nullptr) {
         out_->streams.resize(streams);
         if (totals_) out_->flow_totals.resize(streams);
         if (flows_live_) flows_live_->buf.resize(streams);
@@ -197,7 +203,10 @@ private:
             case SeqTracker::Arrival::late: ++t.late; break;
         }
         if (r.has_ts) {
-            const uint64_t lat = (now48_ - r.ts) & LR_SIG48_MASK;
+            uint64_t ts = r.ts;
+            if constexpr (kTotals)
+                if (tx_shift_) ts = (ts + tx_shift_[r.stream]) & LR_SIG48_MASK;
+            const uint64_t lat = (now48_ - ts) & LR_SIG48_MASK;
             if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
                 lat_->add_bucket(lat);
                 lat_totals.add(lat);
@@ -224,6 +233,7 @@ private:
     const uint16_t* stream_of_;
     StreamLatency* stream_lat_;
     CountsExchange<FlowLive>* flows_live_;
+    const uint64_t* tx_shift_;  // RxResult::tx_clock_shift, or null
     uint32_t seen_ = 0, flows_seen_ = 0;
     uint64_t now_ = 0, now48_ = 0;
     Tally t_;

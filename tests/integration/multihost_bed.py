@@ -9,6 +9,7 @@ The switch between the engines' data ports is a Linux bridge whose forwarding ta
 port it is addressed to, so every count is exact. The engines listen on their control
 address, the controller on its namespace's loopback."""
 import re
+import os
 import subprocess
 import time
 
@@ -95,8 +96,9 @@ class MultiHostBed:
         return ["ip", "netns", "exec", self.ns[key], "sh", "-c",
                 'mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf; exec "$@"', "sh", *argv]
 
-    def start(self, key, argv):
-        p = subprocess.Popen(self.wrap(key, argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    def start(self, key, argv, env=None):
+        p = subprocess.Popen(self.wrap(key, argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=None if env is None else {**os.environ, **env})
         self.procs.append(p)
         return p
 

@@ -30,8 +30,9 @@ class Deployment:
     """Engines A and B and the controller on a MultiHostBed; requests to the controller (and
     to the engines, as the controller reaches them) from threads in the controller's namespace."""
 
-    def __init__(self, bed, controller_args=()):
+    def __init__(self, bed, controller_args=(), engine_env=None):
         self.bed, self.controller_args = bed, list(controller_args)
+        self.engine_env = engine_env or {}
         self.engines, self.out = {}, {}
         self.pool = None
 
@@ -40,7 +41,7 @@ class Deployment:
             for k in ("a", "b"):
                 self.engines[k] = self.bed.start(k, [LINERATE, "serve", "--backend", "afxdp", "--listen",
                                                      f"{self.bed.engine_addr[k]}:{ENGINE_PORT}", "--host-label",
-                                                     f"engine-{k}"])
+                                                     f"engine-{k}"], env=self.engine_env.get(k))
                 self.out[k] = OutputWatcher(self.engines[k])
             self.controller = self.bed.start("c", [LINERATE, "serve", "--controller", "--listen", "127.0.0.1:8443",
                                                    *self.controller_args])
@@ -156,7 +157,7 @@ def test_snappi_drives_two_engines_exactly(bed, otg_python, tmp_path):
             check(f["frames_rx"] == PACKETS and f["lost"] == 0 and f["latency_frames"] == PACKETS, f"ext: {f}")
             check(f["latency_min_ns"] <= f["latency_p50_ns"] <= f["latency_p99_ns"] <= f["latency_max_ns"] * 1.07,
                   f"percentiles from the merged histogram: {f}")
-            check("latency_withheld" not in f, f"one host, one clock: {f}")
+            check(f["latency_basis"] == "one_clock" and "latency_bound_ns" not in f, f"one host, one clock: {f}")
         check({e["clock"]["boot_id"] for e in ext["engines"]} == {open("/proc/sys/kernel/random/boot_id").read().strip()},
               f"engines' clocks: {ext['engines']}")
 
@@ -170,6 +171,59 @@ def test_snappi_drives_two_engines_exactly(bed, otg_python, tmp_path):
                 check(total == PACKETS, f"{name} {direction} summed over hosts: {total}")
         up = {lab["host"]: v for n, lab, v in samples if n == "linerate_controller_engine_up"}
         check(sorted(up.values()) == [1, 1], f"engine_up {up}")
+
+
+def fake_chronyc(directory, offset_s, delay_s, dispersion_s):
+    """A `chronyc` that answers `-c tracking` as a synchronised chrony would (leap status
+    Normal); its bound is |offset| + dispersion + delay / 2."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "chronyc")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n"
+                f"echo 'C0A80001,198.18.0.254,2,1764150000.0,{offset_s:.9f},0,0,0,0,0,{delay_s:.9f},{dispersion_s:.9f},"
+                "64.0,Normal'\n")
+    os.chmod(path, 0o755)
+    return directory
+
+
+def test_one_way_latency_across_hosts_reads_through_both_clocks(bed, tmp_path):
+    """Engines A and B stand for two hosts (boot ids of their own) whose system clocks chrony
+    keeps synchronised within 5 us and 11 us; B's system clock reads 2 ms ahead of A's. A flow
+    from A to B is timed by B through both clocks: its one-way latency carries that 2 ms (what
+    a real clock error would add), is given as synchronised, with the bound 16 us. A flow
+    within B is timed by one clock and does not."""
+    error_ns = 2_000_000
+    path = os.environ["PATH"]
+    env = {"a": {"LINERATE_TEST_BOOT_ID": "host-a",
+                 "PATH": fake_chronyc(str(tmp_path / "a"), 0.000001, 0.000002, 0.000003) + ":" + path},
+           "b": {"LINERATE_TEST_BOOT_ID": "host-b", "LINERATE_TEST_CLOCK_ERROR_NS": str(error_ns),
+                 "PATH": fake_chronyc(str(tmp_path / "b"), 0.000010, 0, 0.000001) + ":" + path}}
+    cfg = {"ports": [{"name": "a0", "location": bed.endpoint("a", bed.data[0][0])},
+                     {"name": "b0", "location": bed.endpoint("b", bed.data[1][0])},
+                     {"name": "b1", "location": bed.endpoint("b", bed.data[2][0])}],
+           "flows": [flow("a_to_b", "a0", "b0", 5000, packets=PACKETS),
+                     flow("b_to_b", "b1", "b0", 5001, packets=PACKETS)]}
+    with Deployment(bed, engine_env=env) as d:
+        d.ok("POST", "/config", cfg)
+        d.ok("POST", "/control/state", {"choice": "traffic", "traffic": {"choice": "flow_transmit",
+                                                                         "flow_transmit": {"state": "start"}}})
+        ext = wait_until(lambda: (lambda x: x if all(f["transmit"] == "stopped" for f in x["flows"]) else None)(
+            d.ok("GET", "/linerate/flows")), 60, "both flows ending")
+        clocks = {e["engine"]: e["clock"] for e in ext["engines"]}
+        check({c["boot_id"] for c in clocks.values()} == {"host-a", "host-b"}, f"clocks: {clocks}")
+        check(all(c["sync"]["source"] == "chrony" and c["sync"]["synchronised"] for c in clocks.values()),
+              f"clocks: {clocks}")
+        flows = {f["name"]: f for f in ext["flows"]}
+        for name, f in flows.items():
+            check(f["frames_tx"] == PACKETS and f["frames_rx"] == PACKETS and f["latency_frames"] == PACKETS,
+                  f"{name}: {f}\n{d.tails()}")
+        ab, bb = flows["a_to_b"], flows["b_to_b"]
+        check(ab["latency_basis"] == "synchronised" and abs(ab["latency_bound_ns"] - 16_000) < 1, f"a_to_b: {ab}")
+        check(error_ns <= ab["latency_min_ns"] < error_ns + 1_000_000_000, f"a_to_b read through both clocks: {ab}")
+        check(bb["latency_basis"] == "one_clock" and "latency_bound_ns" not in bb, f"b_to_b: {bb}")
+        check(0 < bb["latency_min_ns"] < error_ns, f"b_to_b on one clock: {bb}")
+        print(f"     min one-way latency: a_to_b {ab['latency_min_ns'] / 1e3:.1f} us (2 ms clock error), "
+              f"b_to_b {bb['latency_min_ns'] / 1e3:.1f} us", flush=True)
 
 
 def test_an_engine_killed_mid_run_is_named_and_the_other_stops(bed):

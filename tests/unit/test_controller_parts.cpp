@@ -303,7 +303,7 @@ struct Scenario {
         plan.port_engine = {0, 1, 1};
         plan.port_location = {"p1-loc", "p2-loc", "p3-loc"};
         engines.resize(2);
-        engines[0].boot_id = engines[1].boot_id = "boot-1";
+        engines[0].clock.boot_id = engines[1].clock.boot_id = "boot-1";
         auto& v0 = engines[0].view;
         auto& v1 = engines[1].view;
         v0.realtime_minus_monotonic_ns = kEpoch0;
@@ -365,7 +365,7 @@ TEST(ViewMerge, TxFromSenderRxSummedPortsFromTheirEngine) {
     EXPECT_EQ(f0.n.lat_min_ns, 1200u);
     EXPECT_EQ(f0.n.first_rx_ns, static_cast<uint64_t>(10'000 + kEpoch1));
     EXPECT_EQ(f0.n.last_rx_ns, static_cast<uint64_t>(90'000 + kEpoch1));
-    EXPECT_FALSE(m.latency_withheld[0]);
+    EXPECT_EQ(m.latency_clock[0].basis, otg::LatencyBasis::one_clock);
     EXPECT_FALSE(m.rx_over_tx[0]);
     const auto& f1 = m.view.flows[1];
     EXPECT_EQ(f1.n.frames_tx, 500u);
@@ -425,32 +425,48 @@ TEST(ViewMerge, ArrivalTimesUseEachEnginesOffset) {
     EXPECT_EQ(m.view.flows[0].n.last_rx_ns, static_cast<uint64_t>(91'500 + kEpoch0));
 }
 
-TEST(ViewMerge, LatencyFromTheSendersHostOnlyIsPartial) {
-    Scenario s;
-    s.engine0_receives_f0();  // f0 also arrives on the sender's own engine
-    s.engines[1].boot_id = "boot-2";
-    const auto m = otg::merge_views(s.plan, s.engines);
-    EXPECT_TRUE(m.latency_withheld[0]);
-    EXPECT_TRUE(m.latency_partial[0]);
-    EXPECT_EQ(m.view.flows[0].n.lat_n, s.engines[0].view.flows[0].n.lat_n) << "engine 0's share only";
+// Both hosts' clocks synchronised: the latency read across them is given, with the bound.
+void synchronised(otg::ClockInfo& c, double bound_ns) {
+    c.sync.source = "chrony";
+    c.sync.synchronised = true;
+    c.sync.bound_ns = bound_ns;
 }
 
-TEST(ViewMerge, LatencyAcrossBootsWithheld) {
+TEST(ViewMerge, LatencyAcrossSynchronisedHostsCarriesTheBound) {
     Scenario s;
-    s.engines[1].boot_id = "boot-2";
+    s.engine0_receives_f0();  // f0 also arrives on the sender's own engine
+    s.engines[1].clock.boot_id = "boot-2";
+    synchronised(s.engines[0].clock, 1500);
+    synchronised(s.engines[1].clock, 250);
     const auto m = otg::merge_views(s.plan, s.engines);
-    EXPECT_TRUE(m.latency_withheld[0]);
-    EXPECT_FALSE(m.latency_partial[0]) << "no receiver shares the sender's clock";
-    EXPECT_EQ(m.view.flows[0].n.lat_n, 0u);
-    EXPECT_EQ(m.view.flows[0].n.lat_sum_ns, 0u);
-    EXPECT_TRUE(m.buckets[0].empty());
-    EXPECT_EQ(m.view.flows[0].n.frames_rx, 995u) << "counts are not withheld";
-    // f1 is sent and received by engine 1: one clock.
-    EXPECT_FALSE(m.latency_withheld[1]);
+    EXPECT_EQ(m.latency_clock[0].basis, otg::LatencyBasis::synchronised);
+    EXPECT_EQ(m.latency_clock[0].bound_ns, 1750);
+    EXPECT_EQ(m.view.flows[0].n.lat_n, 999u) << "both receivers' latency";
+    // f1 is sent and received by engine 1: one clock, whatever the other host's.
+    EXPECT_EQ(m.latency_clock[1].basis, otg::LatencyBasis::one_clock);
     EXPECT_EQ(m.view.flows[1].n.lat_n, 500u);
-    EXPECT_EQ(m.view.flows[1].n.lat_min_ns, 90u);
-    EXPECT_EQ(m.view.flows[1].n.lat_max_ns, 110u);
-    EXPECT_EQ(m.buckets[1].size(), 2u);
+}
+
+TEST(ViewMerge, LatencyAcrossUnsynchronisedHostsIsIndicative) {
+    Scenario s;
+    s.engines[1].clock.boot_id = "boot-2";
+    synchronised(s.engines[1].clock, 250);  // the receiver's is; the sender's is not known to be
+    const auto m = otg::merge_views(s.plan, s.engines);
+    EXPECT_EQ(m.latency_clock[0].basis, otg::LatencyBasis::indicative);
+    EXPECT_EQ(m.latency_clock[0].bound_ns, 0);
+    EXPECT_EQ(m.view.flows[0].n.lat_n, 995u);
+    EXPECT_EQ(m.view.flows[0].n.lat_min_ns, 1200u);
+    EXPECT_EQ(m.buckets[0].size(), 2u);
+    EXPECT_EQ(m.latency_clock[1].basis, otg::LatencyBasis::one_clock);
+}
+
+TEST(ViewMerge, SynchronisedWithoutABoundIsIndicative) {
+    Scenario s;
+    s.engines[1].clock.boot_id = "boot-2";
+    synchronised(s.engines[0].clock, 100);
+    synchronised(s.engines[1].clock, 100);
+    s.engines[1].clock.sync.bound_ns.reset();
+    EXPECT_EQ(otg::merge_views(s.plan, s.engines).latency_clock[0].basis, otg::LatencyBasis::indicative);
 }
 
 TEST(ViewMerge, StoppedSenderStillCountingReceiverReadsStarted) {
@@ -643,9 +659,11 @@ TEST(ClockInfo, JsonRoundTrip) {
     otg::ClockInfo c;
     c.boot_id = "0b6f5a3e-6c0d-4d8e-9a51-8f1c2d3e4f50";
     c.sync = *otg::parse_chrony_tracking(kTracking);
+    c.realtime_minus_monotonic_ns = 1'764'000'000'123'456'789;
     const auto back = otg::clock_from_json(json::parse(otg::clock_json(c).dump()));
     EXPECT_EQ(back.stamps, "CLOCK_MONOTONIC");
     EXPECT_EQ(back.boot_id, c.boot_id);
+    EXPECT_EQ(back.realtime_minus_monotonic_ns, c.realtime_minus_monotonic_ns);
     EXPECT_EQ(back.sync.source, "chrony");
     EXPECT_TRUE(back.sync.synchronised);
     EXPECT_EQ(back.sync.detail, c.sync.detail);

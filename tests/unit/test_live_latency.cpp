@@ -102,3 +102,36 @@ TEST(LiveLatency, WithoutAnExchangeTheWorkerWritesTheTotal) {
     EXPECT_EQ(out.latency.count(), 1u);
     EXPECT_EQ(out.latency.min(), 2000u);
 }
+
+// A stream stamped by another host's clock: the receiver reads each stamp through the shift
+// its controller gave it (RxResult::tx_clock_shift), on flow totals, jitter and the histogram alike.
+TEST(LiveLatency, AnotherHostsStampsReadThroughTheShift) {
+    const uint16_t nonce = 9;
+    const auto s = spec64();
+    const auto layout = packet::sig_layout(s);
+    auto f = signed64(nonce);
+    // The sender's clock reads 7 s (+ 48-bit wrap) where this host's reads 1 s: a stamp of
+    // 7 s + 1000 ns is this host's 1 s + 1000 ns, shift -6 s modulo 2^48.
+    constexpr uint64_t kMask = (uint64_t(1) << 48) - 1;
+    const int64_t shift = -6'000'000'000LL;
+    for (const bool totals : {true, false}) {
+        stats::RxResult out;
+        out.tx_clock_shift = {static_cast<uint64_t>(shift) & kMask};
+        stats::RxMeasure meas(true, nonce, 1, &out, totals);
+        packet::sig_stamp(f.data(), layout, 0, 7'000'001'000);
+        meas.burst_time(1'000'003'500);
+        meas.frame(f.data(), static_cast<uint32_t>(f.size()));
+        if (totals) {
+            ASSERT_EQ(out.latency.count(), 1u);
+            EXPECT_EQ(out.latency.min(), 2500u);
+            ASSERT_EQ(out.flow_totals.size(), 1u);
+            EXPECT_EQ(out.flow_totals[0].lat_n, 1u);
+            EXPECT_EQ(out.flow_totals[0].lat_min, 2500u);
+        } else {
+            // Without flow totals (not a controlled trial) the shift is not read: a stamp from
+            // the receiver's future is left out.
+            EXPECT_EQ(out.latency.count(), 0u);
+        }
+        EXPECT_EQ(out.streams[0].seq.counts().received, 1u);
+    }
+}
