@@ -11,6 +11,7 @@
 #include "otg/clock_info.h"
 #include "otg/controller_service.h"
 #include "otg/http_server.h"
+#include "otg/controller_procedures.h"
 #include "otg/procedure_endpoint.h"
 #include "otg/traffic_service.h"
 #include "report/metrics.h"
@@ -81,7 +82,9 @@ int ServeCommand::run_controller(const spec::ServeSpec& serve, const otg::Server
     if (serve.base.nonce_given) co.nonce = serve.base.nonce;
     engine::install_interrupt_handlers();
     otg::ControllerService service(std::move(co));
-    otg::HttpServer http(service, [&] { return service.metrics(); }, {}, so);
+    otg::HttpServer http(
+        service, [&] { return service.metrics(); },
+        [&](const std::string& body) { return otg::run_controller_procedure(service, body); }, so);
     http.bind();
     fmt::print("linerate serve: OTG API {} at {} (controller of linerate engines); snappi: snappi.api(location=\"{}\")\n",
                otg::kOtgApiVersion, http.url(), http.url());

@@ -194,7 +194,10 @@ std::vector<std::string> ControllerService::set_config(const json& body) {
     // Each engine's clock first: a receiver reads another engine's stamps through both.
     const auto all = indexes(s->engines.size());
     const auto infos = fan_out(all, [&](size_t e) { return s->engines[e].client->get("/linerate/engine"); });
-    for (size_t e = 0; e < infos.size(); ++e) s->engines[e].clock = clock_from_json(infos[e].value("clock", json::object()));
+    for (size_t e = 0; e < infos.size(); ++e) {
+        s->engines[e].clock = clock_from_json(infos[e].value("clock", json::object()));
+        s->engines[e].backend = infos[e].value("backend", "");
+    }
 
     // Every engine gets the whole configuration, its own ports' locations as it names them, and
     // the clock of every flow another engine sends.
@@ -230,6 +233,11 @@ std::vector<std::string> ControllerService::set_config(const json& body) {
         const json ports = r.value("ports", json::object());
         for (const auto& [port, info] : ports.items())
             if (info.contains("mac")) macs[port] = info["mac"];
+    }
+    for (const auto& r : replies) {
+        const json ports = r.value("ports", json::object());
+        for (const auto& [port, info] : ports.items())
+            if (info.contains("speed_bps") && info["speed_bps"].is_number()) s->port_speed_bps[port] = info["speed_bps"].get<double>();
     }
     std::vector<size_t> again;
     for (size_t i = 0; i < cfg.flows.size(); ++i) {
@@ -416,7 +424,8 @@ std::vector<EngineView> ControllerService::poll_views(const Setup& s) const {
         const auto replies = fan_out(all, [&](size_t e) {
             const auto j = s.engines[e].client->get("/linerate/engine/view");  // EngineError names the engine
             try {
-                return EngineView{view_from_json(j), s.engines[e].clock};
+                return EngineView{view_from_json(j), s.engines[e].clock,
+                                  engine_trial_from_json(j.value("trial", json::object()))};
             } catch (const std::runtime_error& x) {
                 throw EngineError(fmt::format("engine {} (ports {}) answered a view the controller cannot read: {}",
                                               s.engines[e].endpoint.engine(), joined(s.engines[e].ports), x.what()),
@@ -585,6 +594,80 @@ std::string ControllerService::metrics() const {
                            "linerate_controller_start_skew_seconds {:.9f}\n",
                            static_cast<double>(start_->skew_ns) * 1e-9);
     return merge_expositions(texts) + own;
+}
+
+// ---- A procedure's trials -------------------------------------------------------------------------
+
+std::map<std::string, std::string> ControllerService::port_locations() const {
+    std::map<std::string, std::string> out;
+    if (const auto s = setup())
+        for (const auto& p : s->cfg.ports) out[p.name] = p.location;
+    return out;
+}
+
+std::map<std::string, double> ControllerService::port_speeds_bps() const {
+    const auto s = setup();
+    return s ? s->port_speed_bps : std::map<std::string, double>{};
+}
+
+json ControllerService::engines_json() const {
+    json engines = json::array();
+    if (const auto s = setup())
+        for (const auto& e : s->engines)
+            engines.push_back(
+                {{"engine", e.endpoint.engine()}, {"ports", e.ports}, {"backend", e.backend}, {"clock", clock_json(e.clock)}});
+    return engines;
+}
+
+ControllerService::TrialAcross ControllerService::run_trial_across(const json& config, double timeout_s,
+                                                                   std::optional<double> stop_after_s) {
+    set_config(config);
+    const auto s = need_setup();
+    std::vector<uint64_t> finished;
+    for (const auto& v : poll_views(*s)) finished.push_back(v.trial.finished);
+    const auto traffic = [](const char* state) {
+        return json{{"choice", "traffic"}, {"traffic", {{"choice", "flow_transmit"}, {"flow_transmit", {{"state", state}}}}}};
+    };
+    set_state(traffic("start"));
+    double sent_for_s = 0;
+    if (stop_after_s) {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::chrono::duration<double>(*stop_after_s));
+        sent_for_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        set_state(traffic("stop"));
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        throw_if_failed();
+        const auto views = poll_views(*s);
+        bool done = true;
+        for (size_t e = 0; e < views.size(); ++e) done = done && views[e].trial.finished > finished[e];
+        if (done) {
+            TrialAcross t;
+            t.merged = merged(*s);
+            for (size_t e = 0; e < views.size(); ++e) {
+                t.engines.push_back(views[e].trial);
+                t.engine_names.push_back(s->engines[e].endpoint.engine());
+            }
+            t.flow_tx_engine = s->plan.flow_tx_engine;
+            t.sent_for_s = sent_for_s;
+            return t;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            std::vector<std::string> waiting;
+            for (size_t e = 0; e < views.size(); ++e)
+                if (views[e].trial.finished <= finished[e])
+                    waiting.push_back(fmt::format("{} (ports {})", s->engines[e].endpoint.engine(), joined(s->engines[e].ports)));
+            try {
+                stop_flows(*s, json());
+            } catch (const OtgError&) {
+            }
+            throw OtgError("", fmt::format("a procedure's trial did not end within {:.0f} s on engine {}", timeout_s,
+                                           joined(waiting)),
+                           500);
+        }
+    }
 }
 
 }  // namespace lr::otg

@@ -17,6 +17,7 @@
 #include <memory>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -56,12 +57,34 @@ public:
     // GET /metrics: the engines' expositions merged, labelled host, and the controller's own.
     std::string metrics() const;
 
+    // One trial of a procedure across engines (otg/controller_procedures.h): `config` set as by
+    // POST /config, every flow started at one set time (and stopped `stop_after_s` later when
+    // given), and back once every flow has stopped and every engine has finished its trial,
+    // within `timeout_s`. Throws OtgError naming an engine.
+    struct TrialAcross {
+        MergedView merged;
+        std::vector<EngineTrial> engines;           // each engine's trial, in engine order
+        std::vector<std::string> engine_names;      // ENGINE-HOST:PORT
+        std::vector<size_t> flow_tx_engine;         // per flow of `config`
+        double sent_for_s = 0;                      // stop_after_s: from the start's return to the stop's
+    };
+    TrialAcross run_trial_across(const nlohmann::json& config, double timeout_s,
+                                 std::optional<double> stop_after_s = std::nullopt);
+    // The configuration in place: its ports' locations by name, and the link speeds their
+    // engines reported (bits/s; a port without one is left out).
+    std::map<std::string, std::string> port_locations() const;
+    std::map<std::string, double> port_speeds_bps() const;
+    const LocationMap& location_map() const { return o_.locations; }
+    // Every engine of the configuration in place, with its ports and clock (a report's environment).
+    nlohmann::json engines_json() const;
+
 private:
     struct Engine {
         Endpoint endpoint;
         std::unique_ptr<EngineClient> client;
         std::vector<std::string> ports;  // the configuration's port names it holds
         ClockInfo clock;
+        std::string backend;  // what it said it runs (GET /linerate/engine)
     };
     // What a configuration set up; replaced whole by the next one, read without the lock.
     struct Setup {
@@ -69,6 +92,7 @@ private:
         std::vector<Engine> engines;
         MergePlan plan;
         uint32_t nonce = 0;
+        std::map<std::string, double> port_speed_bps;  // by port name, as the engines reported them
     };
     struct StartReport {
         uint64_t at_ns = 0;

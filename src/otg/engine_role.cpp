@@ -129,6 +129,7 @@ json TrafficService::engine_view() const {
     j["running"] = running_;
     j["problem"] = last_problem_;
     j["trial_error"] = trial_error_;
+    j["trial"] = last_trial_;
     return j;
 }
 

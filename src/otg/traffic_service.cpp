@@ -577,6 +577,8 @@ void TrafficService::on_live(const std::vector<stats::QueueId>& ids, const stats
 }
 
 void TrafficService::on_finished(const result::TrialResult& r) {
+    last_trial_ = engine_trial_json(r);
+    last_trial_["finished"] = ++trials_finished_;
     for (size_t i = 0; i < runs_.size(); ++i) {
         auto& run = runs_[i];
         if (!run.in_trial) continue;

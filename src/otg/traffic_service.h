@@ -176,6 +176,9 @@ private:
     std::vector<size_t> armed_flows_;
     std::optional<EngineRole> role_;
     std::string trial_error_, last_problem_;
+    // The last trial that ended, as a controller's procedures judge it (engine_trial_json).
+    nlohmann::json last_trial_ = nlohmann::json::object();
+    uint64_t trials_finished_ = 0;
     std::vector<stats::QueueId> live_ids_;
     stats::Snapshot live_snap_;
     std::vector<result::StreamLive> live_;

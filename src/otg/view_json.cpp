@@ -153,4 +153,46 @@ View view_from_json(const json& j) {
     }
 }
 
+nlohmann::json engine_trial_json(const result::TrialResult& r) {
+    nlohmann::json outages = nlohmann::json::array();
+    for (const auto& o : r.outages)
+        outages.push_back({{"port", o.port}, {"from", o.from}, {"to", o.to}, {"seconds", o.seconds},
+                           {"handed", o.handed}, {"egress_dropped", o.egress_dropped}, {"received", o.received}});
+    return {{"interrupted", r.interrupted},
+            {"violations", r.violations},
+            {"outages", outages},
+            {"tx_packets", r.tx.packets},
+            {"tx_skipped", r.tx.skipped},
+            {"stalls", r.tx.stalls},
+            {"longest_stall_s", r.tx.longest_stall_ns * 1e-9},
+            {"tx_cpu_wait_longest_s", r.tx_cpu_wait.longest_s},
+            {"tx_seconds", r.tx_seconds},
+            {"rx_unique", r.rx.unique},
+            {"egress_dropped", r.loss.egress_dropped},
+            {"host_rx_dropped", r.loss.host_rx_dropped}};
+}
+
+EngineTrial engine_trial_from_json(const nlohmann::json& j) {
+    EngineTrial t;
+    if (!j.is_object()) throw std::runtime_error("trial: not an object");
+    t.finished = j.value("finished", uint64_t{0});
+    if (!t.finished) return t;
+    t.interrupted = j.at("interrupted").get<bool>();
+    t.violations = j.at("violations").get<std::vector<std::string>>();
+    for (const auto& o : j.at("outages"))
+        t.outages.push_back({o.at("port").get<std::string>(), o.at("from").get<double>(), o.at("to").get<double>(),
+                             o.at("seconds").get<double>(), o.at("handed").get<uint64_t>(),
+                             o.at("egress_dropped").get<uint64_t>(), o.at("received").get<uint64_t>()});
+    t.tx_packets = j.at("tx_packets").get<uint64_t>();
+    t.tx_skipped = j.at("tx_skipped").get<uint64_t>();
+    t.stalls = j.at("stalls").get<uint64_t>();
+    t.longest_stall_s = j.at("longest_stall_s").get<double>();
+    t.tx_cpu_wait_longest_s = j.at("tx_cpu_wait_longest_s").get<double>();
+    t.tx_seconds = j.at("tx_seconds").get<double>();
+    t.rx_unique = j.at("rx_unique").get<uint64_t>();
+    t.egress_dropped = j.at("egress_dropped").get<uint64_t>();
+    t.host_rx_dropped = j.at("host_rx_dropped").get<uint64_t>();
+    return t;
+}
+
 }  // namespace lr::otg

@@ -12,6 +12,7 @@
 
 #include "otg/clock_info.h"
 #include "otg/view.h"
+#include "otg/view_json.h"
 #include "result/result.h"
 
 namespace lr::otg {
@@ -19,6 +20,7 @@ namespace lr::otg {
 struct EngineView {
     View view;
     ClockInfo clock;  // boot_id: engines that share it share a clock; sync: how well it keeps time
+    EngineTrial trial;  // its last finished trial
 };
 
 // What a flow's one-way latency rests on.

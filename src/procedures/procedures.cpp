@@ -10,14 +10,14 @@ namespace lr::procedures {
 namespace {
 
 void run_sweep(TrialRunner& run, ProcedureResult& out) {
-    const auto& spec = run.session().spec();
+    const auto& spec = run.spec();
     for (unsigned size : spec.procedure.sizes) {
         if (run.interrupted()) return;
         spec::TrialSpec t = spec.trial();
         t.frame_size = size;
         SweepRow row;
         row.size = size;
-        row.requested_pps = run.session().rate_pps(t);
+        row.requested_pps = run.rate_pps(t);
         result::TrialResult r;
         row.trial = run_valid(run, {size, row.requested_pps, plain_trial_s(spec), spec.count, "sweep"}, &r);
         row.rx_pps = r.tx_seconds > 0 ? r.rx.unique / r.tx_seconds : 0;
@@ -36,7 +36,7 @@ void run_sweep(TrialRunner& run, ProcedureResult& out) {
 }
 
 void run_throughput(TrialRunner& run, ProcedureResult& out) {
-    const auto& spec = run.session().spec();
+    const auto& spec = run.spec();
     const auto goals = goals_for(spec.procedure);
     for (unsigned size : spec.procedure.sizes) {
         if (run.interrupted()) return;
@@ -97,10 +97,10 @@ double plain_trial_s(const spec::RunSpec& spec) {
 }
 
 LoadRange load_range(TrialRunner& run, unsigned size, std::vector<std::string>& notes) {
-    const auto& spec = run.session().spec();
-    const double line_bps = run.session().line_rate_bps();
-    const double bytes = run.session().mean_frame_size(size);
-    const auto at = run.session().size_label(size);
+    const auto& spec = run.spec();
+    const double line_bps = run.line_rate_bps();
+    const double bytes = run.mean_frame_size(size);
+    const auto at = run.size_label(size);
     LoadRange r;
     if (line_bps > 0) r.line_pps = spec::line_rate_pps(line_bps, bytes);
     const auto cap = run.generator_capacity(size, r.line_pps);
@@ -165,15 +165,20 @@ TrialLog run_valid(TrialRunner& run, const TrialPlan& p, result::TrialResult* r,
 }
 
 ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::Sink* sink) {
+    SessionTrialRunner run(s, progress, sink);
+    return run_procedure(run);
+}
+
+ProcedureResult run_procedure(TrialRunner& run) {
     const auto t0 = std::chrono::steady_clock::now();
     ProcedureResult out;
-    out.kind = s.spec().procedure.kind;
-    out.line_rate_bps = s.line_rate_bps();
-    if (!s.spec().single_fixed_stream()) {
-        out.mix_label = s.size_label(0);
-        out.mix_mean_size = s.mean_frame_size(0);
+    const auto& spec = run.spec();
+    out.kind = spec.procedure.kind;
+    out.line_rate_bps = run.line_rate_bps();
+    if (!spec.single_fixed_stream()) {
+        out.mix_label = run.size_label(0);
+        out.mix_mean_size = run.mean_frame_size(0);
     }
-    TrialRunner run(s, progress, sink);
     switch (out.kind) {
         case spec::Procedure::sweep: run_sweep(run, out); break;
         case spec::Procedure::throughput: run_throughput(run, out); break;
@@ -183,14 +188,14 @@ ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::S
         case spec::Procedure::run: break;
     }
     out.trials = run.log();
-    if (const auto& most = s.spec().thresholds.max_invalid_trials) {
+    if (const auto& most = spec.thresholds.max_invalid_trials) {
         const auto bad = out.invalid_trials();
         out.checks.push_back({"invalid trials", "max-invalid-trials", bad.count <= *most, double(bad.count),
                               double(*most), "trials",
                               bad.count ? bad.summary : fmt::format("none of {} trials", bad.of),
                               fmt::format("{}", *most)});
     }
-    out.interrupted = s.interrupted();
+    out.interrupted = run.interrupted();
     if (out.interrupted && !out.invalid) out.invalid_reason = "interrupted";
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;

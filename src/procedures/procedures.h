@@ -28,6 +28,8 @@ using result::ThroughputRow;
 // Runs the session's procedure (spec().procedure) to the end. progress: one line per trial;
 // sink: every trial's intervals and result (nullptr: none).
 ProcedureResult run_procedure(engine::Session& s, std::FILE* progress, result::Sink* sink = nullptr);
+// The same on any runner (its spec().procedure).
+ProcedureResult run_procedure(TrialRunner& run);
 
 // The goals of a throughput search: the preset's (or one per --goals), with the options'
 // overrides applied.

@@ -49,12 +49,12 @@ bool lower_load(ProcedureResult& out, unsigned size, const TrialLog& l, double& 
 
 // The latency trials' load at `size`: --rate, else --load of the NDR found by a search.
 double latency_load(TrialRunner& run, ProcedureResult& out, unsigned size, std::string& source) {
-    const auto& spec = run.session().spec();
+    const auto& spec = run.spec();
     if (spec.rate.limited()) {
         spec::TrialSpec t = spec.trial();
         t.frame_size = size;
         source = "--rate " + spec.rate.str();
-        return run.session().rate_pps(t);
+        return run.rate_pps(t);
     }
     auto goals = goals_for(spec.procedure);
     goals.resize(1);  // the first goal (the NDR unless --goals says otherwise)
@@ -77,7 +77,7 @@ double latency_load(TrialRunner& run, ProcedureResult& out, unsigned size, std::
 }  // namespace
 
 void run_latency(TrialRunner& run, ProcedureResult& out) {
-    const auto& spec = run.session().spec();
+    const auto& spec = run.spec();
     for (unsigned size : spec.procedure.sizes) {
         if (run.interrupted() || out.invalid) return;
         LatencyRow row;
@@ -123,7 +123,7 @@ void run_latency(TrialRunner& run, ProcedureResult& out) {
 }
 
 void run_frame_loss(TrialRunner& run, ProcedureResult& out) {
-    const auto& spec = run.session().spec();
+    const auto& spec = run.spec();
     for (unsigned size : spec.procedure.sizes) {
         if (run.interrupted() || out.invalid) return;
         FrameLossRow row;
@@ -159,7 +159,7 @@ void run_frame_loss(TrialRunner& run, ProcedureResult& out) {
 }
 
 void run_back_to_back(TrialRunner& run, ProcedureResult& out) {
-    const auto& spec = run.session().spec();
+    const auto& spec = run.spec();
     for (unsigned size : spec.procedure.sizes) {
         if (run.interrupted() || out.invalid) return;
         BackToBackRow row;

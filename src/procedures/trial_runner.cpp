@@ -54,11 +54,10 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     // a specific rate), so the stretch shows whether the generator kept its schedule.
     t.count = p.count;
     if (!t.count && p.load_pps > 0)
-        t.count = std::max<uint64_t>(std::llround(p.load_pps * p.duration_s), session_.spec().tx_queue_total());
+        t.count = std::max<uint64_t>(std::llround(p.load_pps * p.duration_s), spec().tx_queue_total());
     t.duration_s = t.count ? std::max(3600.0, 10 * p.duration_s) : p.duration_s;
     t.rate = p.load_pps > 0 ? spec::RateSpec{spec::RateSpec::Unit::pps, p.load_pps} : spec::RateSpec{};
-    result::Sink quiet;
-    auto r = session_.run_trial(t, sink_ ? *sink_ : quiet, 0, p.why);
+    auto r = trial(t, p.why);
     TrialLog l;
     l.index = r.index;
     l.plan = p;
@@ -72,8 +71,7 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     l.longest_stall_s = r.rate.longest_stall_s;
     l.skipped = r.rate.skipped;
     l.sender_cpu_wait_s = r.tx_cpu_wait.longest_s;
-    const auto j = judge_trial(p, r, l.host_drops, session_.spec().procedure.rate_tolerance,
-                               session_.spec().thresholds.link_outage);
+    const auto j = judge_trial(p, r, l.host_drops, spec().procedure.rate_tolerance, spec().thresholds.link_outage);
     l.invalid_reason = j.invalid_reason;
     l.invalid_kind = j.kind;
     l.instrument_limited = j.instrument_limited();
@@ -90,6 +88,11 @@ TrialLog TrialRunner::run(const TrialPlan& p, result::TrialResult* out) {
     log_.push_back(l);
     if (out) *out = std::move(r);
     return l;
+}
+
+result::TrialResult SessionTrialRunner::trial(const spec::TrialSpec& t, const std::string& why) {
+    result::Sink quiet;
+    return session_.run_trial(t, sink_ ? *sink_ : quiet, 0, why);
 }
 
 TrialRunner::Capacity TrialRunner::generator_capacity(unsigned frame_size, double line_pps) {

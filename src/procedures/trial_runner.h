@@ -25,19 +25,21 @@ using result::InvalidKind;
 using result::TrialLog;
 using result::TrialPlan;
 
+// What the procedures run their trials on: one session's ports (SessionTrialRunner), or
+// engines on several hosts driven by a controller (otg/controller_procedures.h). run() is the
+// same for both: the trial, its judgement, its log line and its place in the log.
 class TrialRunner {
 public:
-    // progress: one line per trial (nullptr: silent); sink: the trials' intervals and results
-    // (exporters: JSON lines, CSV, metrics; nullptr: none).
-    TrialRunner(engine::Session& s, std::FILE* progress, result::Sink* sink = nullptr)
-        : session_(s), progress_(progress), sink_(sink) {}
+    // progress: one line per trial (nullptr: silent).
+    explicit TrialRunner(std::FILE* progress) : progress_(progress) {}
+    virtual ~TrialRunner() = default;
+    TrialRunner(const TrialRunner&) = delete;
+    TrialRunner& operator=(const TrialRunner&) = delete;
 
-    // Runs one trial. `result` (optional) receives the engine's full result.
+    // Runs one trial. `result` (optional) receives its full result.
     TrialLog run(const TrialPlan& p, result::TrialResult* result = nullptr);
-    bool interrupted() const { return session_.interrupted(); }
-    engine::Session& session() { return session_; }
     const std::vector<TrialLog>& log() const { return log_; }
-    // What the generator can do at `frame_size` on this session's ports, with the receiver and
+    // What the generator can do at `frame_size` on these ports, with the receiver and
     // whatever the path under test costs this host running: its peak (a trial as fast as it
     // can) and the highest load it holds paced (a valid paced trial at it, below the peak).
     struct Capacity {
@@ -47,11 +49,43 @@ public:
     };
     Capacity generator_capacity(unsigned frame_size, double line_pps);
 
+    // What the procedures read of the session (engine::Session's meanings).
+    virtual bool interrupted() const = 0;
+    virtual const spec::RunSpec& spec() const = 0;
+    virtual double line_rate_bps() const = 0;
+    virtual double rate_pps(const spec::TrialSpec& t) const = 0;
+    virtual double mean_frame_size(unsigned frame_size) const = 0;
+    virtual std::string size_label(unsigned frame_size) const = 0;
+
+protected:
+    // The trial itself, as engine::Session::run_trial runs it.
+    virtual result::TrialResult trial(const spec::TrialSpec& t, const std::string& why) = 0;
+
+private:
+    std::FILE* progress_;
+    std::vector<TrialLog> log_;
+};
+
+// The trials on one session's ports. sink: the trials' intervals and results (exporters: JSON
+// lines, CSV, metrics; nullptr: none).
+class SessionTrialRunner final : public TrialRunner {
+public:
+    SessionTrialRunner(engine::Session& s, std::FILE* progress, result::Sink* sink = nullptr)
+        : TrialRunner(progress), session_(s), sink_(sink) {}
+    engine::Session& session() { return session_; }
+    bool interrupted() const override { return session_.interrupted(); }
+    const spec::RunSpec& spec() const override { return session_.spec(); }
+    double line_rate_bps() const override { return session_.line_rate_bps(); }
+    double rate_pps(const spec::TrialSpec& t) const override { return session_.rate_pps(t); }
+    double mean_frame_size(unsigned frame_size) const override { return session_.mean_frame_size(frame_size); }
+    std::string size_label(unsigned frame_size) const override { return session_.size_label(frame_size); }
+
+protected:
+    result::TrialResult trial(const spec::TrialSpec& t, const std::string& why) override;
+
 private:
     engine::Session& session_;
-    std::FILE* progress_;
     result::Sink* sink_;
-    std::vector<TrialLog> log_;
 };
 
 // The trial's validity (see above). host_drops: what the instrument's receive side dropped

@@ -49,6 +49,9 @@ public:
         }
     };
     void add_bucket(uint64_t ns) { ++counts_[bucket_of(ns)]; }
+    // `times` values in the bucket of `ns`, their totals added separately (add(Totals)): a
+    // histogram rebuilt from another's buckets (a controller's, from its engines').
+    void add_bucket(uint64_t ns, uint64_t times) { counts_[bucket_of(ns)] += times; }
     void add(const Totals& t) {
         count_ += t.count;
         sum_ += t.sum;

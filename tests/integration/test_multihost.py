@@ -30,9 +30,9 @@ class Deployment:
     """Engines A and B and the controller on a MultiHostBed; requests to the controller (and
     to the engines, as the controller reaches them) from threads in the controller's namespace."""
 
-    def __init__(self, bed, controller_args=(), engine_env=None):
+    def __init__(self, bed, controller_args=(), engine_env=None, engine_args=None):
         self.bed, self.controller_args = bed, list(controller_args)
-        self.engine_env = engine_env or {}
+        self.engine_env, self.engine_args = engine_env or {}, engine_args or {}
         self.engines, self.out = {}, {}
         self.pool = None
 
@@ -41,7 +41,8 @@ class Deployment:
             for k in ("a", "b"):
                 self.engines[k] = self.bed.start(k, [LINERATE, "serve", "--backend", "afxdp", "--listen",
                                                      f"{self.bed.engine_addr[k]}:{ENGINE_PORT}", "--host-label",
-                                                     f"engine-{k}"], env=self.engine_env.get(k))
+                                                     f"engine-{k}", *self.engine_args.get(k, [])],
+                                               env=self.engine_env.get(k))
                 self.out[k] = OutputWatcher(self.engines[k])
             self.controller = self.bed.start("c", [LINERATE, "serve", "--controller", "--listen", "127.0.0.1:8443",
                                                    *self.controller_args])
@@ -282,6 +283,12 @@ def test_refusals_name_the_location_or_the_engine(bed):
         r = d.request("POST", "/config", missing)
         check(r.status >= 400 and any(f"{bed.engine_addr['b']}:{ENGINE_PORT} (ports x) refused" in e and "nosuch0" in e
                                       for e in r.json()["errors"]), f"{r}")
+        # linerate's procedures across engines: a port no configuration or map names, no procedure.
+        r = d.request("POST", "/linerate/procedure", {"procedure": "throughput", "tx": ["nosuch"], "rx": ["b0"]})
+        check(r.status == 400 and r.json()["errors"][0].startswith('tx: "nosuch": neither a port of the configuration'),
+              f"{r}")
+        r = d.request("POST", "/linerate/procedure", {"procedure": "run", "tx": ["a0"], "rx": ["b0"]})
+        check(r.status == 400 and r.json()["errors"][0].startswith("procedure: name a procedure"), f"{r}")
     r = sh(LINERATE, "serve", "--controller", "--backend", "afxdp", check=False)
     check(r.returncode == 2 and "--backend: an engine's option" in r.stderr, f"exit {r.returncode}: {r.stderr}")
 
@@ -336,3 +343,110 @@ def test_a_rate_in_percent_is_of_the_sending_engines_port(bed):
         m = wait_until(lambda: (lambda x: x if x["transmit"] == "stopped" else None)(
             d.ok("POST", "/monitor/metrics", {"choice": "flow"})["flow_metrics"][0]), 30, "the flow stopping")
         check(int(m["frames_tx"]) == 1488 and int(m["frames_rx"]) == 1488, f"{m}\n{d.tails()}")
+
+
+def shape_towards_b(bed, fps, size=128, queue=100):
+    """HTB on the switch's port towards engine B at `fps` frames of `size` bytes (HTB counts
+    them without their FCS), its burst 40 frames, then a FIFO of `queue` frames. Returns a
+    function reading the switch's counters (the port from A's rx_packets, the port towards B's
+    tx_packets)."""
+    s, sw_a, sw_b = bed.ns["s"], bed.data[0][2], bed.data[1][2]
+    bits, frame = fps * (size - 4) * 8, size - 4
+    sh("tc", "-n", s, "qdisc", "add", "dev", sw_b, "root", "handle", "1:", "htb", "default", "1")
+    sh("tc", "-n", s, "class", "add", "dev", sw_b, "parent", "1:", "classid", "1:1", "htb", "rate", f"{bits}bit",
+       "ceil", f"{bits}bit", "burst", str(frame * 40), "cburst", str(frame * 40))
+    sh("tc", "-n", s, "qdisc", "add", "dev", sw_b, "parent", "1:1", "handle", "10:", "pfifo", "limit", str(queue))
+
+    def counters():
+        stat = lambda ifc, what: int(sh("ip", "netns", "exec", s, "cat",  # noqa: E731
+                                        f"/sys/class/net/{ifc}/statistics/{what}").stdout)
+        return stat(sw_a, "rx_packets"), stat(sw_b, "tx_packets")
+    return counters
+
+
+def procedure(d, profile):
+    """POST /linerate/procedure on the controller; its JSON report."""
+    r = d.request("POST", "/linerate/procedure", profile, timeout=600)
+    check(r.status == 200, f"{profile['procedure']}: {r}\n{d.tails()}")
+    return r.json()
+
+
+def switch_accounts_for(counters, before, rep):
+    """The switch's own counters add up to the report's trials: every frame the trials sent
+    reached it from A, and every frame they received left it towards B."""
+    sent, received = sum(t["sent"] for t in rep["trials"]), sum(t["received"] for t in rep["trials"])
+    now = counters()
+    check(now[0] - before[0] == sent, f"the switch got {now[0] - before[0]} frames from A, the trials sent {sent}")
+    check(now[1] - before[1] == received, f"the switch passed {now[1] - before[1]} to B, the trials received {received}")
+
+
+def test_linerate_throughput_search_across_hosts(bed, tmp_path):
+    """linerate's own RFC 2544 throughput (binary search) from engine A's port to engine B's,
+    through a switch port shaped at 8,000 frames/s, driven by the controller: the NDR is within
+    what the shaper forwards, the goal is regular, every trial valid or saying why not, and the
+    switch's counters account for every frame of every trial."""
+    location_map(bed, tmp_path / "map.yaml")
+    counters = shape_towards_b(bed, 8000)
+    before = counters()
+    with Deployment(bed, ["--location-map", str(tmp_path / "map.yaml")]) as d:
+        rep = procedure(d, {"procedure": "throughput", "tx": ["a0"], "rx": ["b0"], "sizes": "128",
+                            "search": "binary", "max-rate": "16000", "trial-duration": "1s", "width": "3"})
+        ext = d.ok("GET", "/linerate/flows")
+    switch_accounts_for(counters, before, rep)
+    goal = rep["rows"][0]["goals"][0]
+    ndr = goal["throughput"]["pps"]
+    print(f"     NDR {ndr:,.0f} pps through an 8,000 frames/s shaper, {len(rep['trials'])} trials", flush=True)
+    check(goal["regular"] and 4000 <= ndr <= 8000 * 1.03 + 40, f"NDR {ndr} for a shaper of 8,000 frames/s: {goal}")
+    check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}")
+    for t in rep["trials"]:
+        check(t["why"] and (t["valid"] or t["invalid_reason"]), f"trial {t}")
+        if t["valid"] and t["count"]:
+            check(t["sent"] == t["count"], f"a paced trial sends its count: {t}")
+    check({e["engine"] for e in rep["environment"]["engines"]} ==
+          {f"{bed.engine_addr[k]}:{ENGINE_PORT}" for k in "ab"}, f"environment {rep['environment']}")
+    check(ext["flows"][0]["tx_engine"] == f"{bed.engine_addr['a']}:{ENGINE_PORT}", f"last trial's flow {ext['flows']}")
+
+
+def test_linerate_latency_frame_loss_back_to_back_across_hosts(bed, tmp_path):
+    """RFC 2544 latency, frame loss and back-to-back from engine A to engine B through the
+    shaped switch port (8,000 frames/s, a 40-frame burst, a 100-frame queue): latency at 4,000
+    frames/s with every frame timed and none lost; frame loss from 12,000 frames/s down, losing
+    about what the shaper drops and ending with two clean steps; back-to-back bursts at 16,000
+    frames/s, the longest whole one within what the shaper's burst and queue hold. The
+    switch's counters account for every frame of each."""
+    location_map(bed, tmp_path / "map.yaml")
+    counters = shape_towards_b(bed, 8000)
+    # Each engine's worker on a core of its own (on one host, both would take the second).
+    with Deployment(bed, ["--location-map", str(tmp_path / "map.yaml")], engine_args={"b": ["--cpus", "0"]}) as d:
+        before = counters()
+        lat = procedure(d, {"procedure": "latency", "tx": ["a0"], "rx": ["b0"], "sizes": "128", "rate": "4000",
+                            "trial-duration": "0.5s", "repeat": "2", "max-latency": "1s"})
+        switch_accounts_for(counters, before, lat)
+        row = lat["rows"][0]
+        check(lat["verdict"]["result"] == "pass" and row["sent"] == row["received"] == 4000,
+              f"latency: {lat['verdict']} {row}")
+        check(row["latency"]["count"] == 4000 and 0 < row["latency"]["min_ns"] <= row["latency"]["p99_ns"] <=
+              row["latency"]["max_ns"] * 1.07 < 1e9, f"latency {row}")
+
+        before = counters()
+        loss = procedure(d, {"procedure": "frame-loss", "tx": ["a0"], "rx": ["b0"], "sizes": "128",
+                             "max-rate": "12000", "step": "25", "trial-duration": "0.5s"})
+        switch_accounts_for(counters, before, loss)
+        steps = loss["rows"][0]["steps"]
+        check(steps[0]["load"]["pps"] == 12000 and 20 <= steps[0]["frame_loss_pct"] <= 40,
+              f"at 12,000 frames/s the shaper drops about a third: {steps[0]}")
+        check(len(steps) >= 3 and steps[-1]["frame_loss_pct"] == steps[-2]["frame_loss_pct"] == 0, f"two clean steps end it: {steps}")
+
+        before = counters()
+        b2b = procedure(d, {"procedure": "back-to-back", "tx": ["a0"], "rx": ["b0"], "sizes": "128",
+                            "max-rate": "16000", "trial-duration": "0.5s", "repeat": "1"})
+        switch_accounts_for(counters, before, b2b)
+        if b2b["verdict"]["result"] == "invalid":  # a sender that shares its core stalls inside the bursts
+            check("the sender stalled" in b2b["verdict"]["reason"], f"back-to-back: {b2b['verdict']}")
+            print(f"     no back-to-back result: {b2b['verdict']['reason']}", flush=True)
+            return
+        burst = b2b["rows"][0]
+        # 40 frames of burst and 100 queued, filling at 16,000 - 8,000 frames/s: about 280 frames.
+        check(100 <= burst["min"] <= burst["max"] <= 600, f"back-to-back {burst}")
+        print(f"     latency min {row['latency']['min_ns'] / 1e3:.0f} us, frame loss at 12,000/s "
+              f"{steps[0]['frame_loss_pct']:.1f} %, back-to-back {burst['max']} frames", flush=True)

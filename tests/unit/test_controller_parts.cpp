@@ -684,3 +684,36 @@ TEST(ClockInfo, JsonRoundTrip) {
 }
 
 }  // namespace
+
+TEST(EngineTrial, JsonRoundTrip) {
+    result::TrialResult r;
+    r.interrupted = false;
+    r.violations = {"received 5 distinct test frames, more than the 4 sent"};
+    r.outages.push_back({"veth0", 0.25, 0.5, 0.25, 100, 3, 7});
+    r.tx.packets = 16000, r.tx.skipped = 12, r.tx.stalls = 3, r.tx.longest_stall_ns = 4'500'000;
+    r.tx_cpu_wait.longest_s = 0.004;
+    r.tx_seconds = 1.0005;
+    r.rx.unique = 15990;
+    r.loss.egress_dropped = 2, r.loss.host_rx_dropped = 8;
+    auto j = otg::engine_trial_json(r);
+    j["finished"] = 3;
+    const auto t = otg::engine_trial_from_json(json::parse(j.dump()));
+    EXPECT_EQ(t.finished, 3u);
+    EXPECT_EQ(t.violations, r.violations);
+    ASSERT_EQ(t.outages.size(), 1u);
+    EXPECT_EQ(t.outages[0].port, "veth0");
+    EXPECT_EQ(t.outages[0].to, 0.5);
+    EXPECT_EQ(t.outages[0].egress_dropped, 3u);
+    EXPECT_EQ(t.outages[0].received, 7u);
+    EXPECT_EQ(t.tx_packets, 16000u);
+    EXPECT_EQ(t.tx_skipped, 12u);
+    EXPECT_EQ(t.stalls, 3u);
+    EXPECT_DOUBLE_EQ(t.longest_stall_s, 0.0045);
+    EXPECT_DOUBLE_EQ(t.tx_cpu_wait_longest_s, 0.004);
+    EXPECT_EQ(t.rx_unique, 15990u);
+    EXPECT_EQ(t.egress_dropped, 2u);
+    EXPECT_EQ(t.host_rx_dropped, 8u);
+    // An engine that has finished no trial answers {}.
+    EXPECT_EQ(otg::engine_trial_from_json(json::object()).finished, 0u);
+    EXPECT_THROW(otg::engine_trial_from_json(json::parse(R"({"finished": 1})")), std::exception);
+}
