@@ -134,6 +134,8 @@ json AcrossTrialRunner::config(const spec::TrialSpec& t, double load_pps, bool h
 
 result::TrialResult AcrossTrialRunner::trial(const spec::TrialSpec& t, const std::string&) {
     const double load = t.rate.limited() ? spec::to_pps(t.rate, t.frame_size, line_rate_bps()) : 0;
+    if (load <= 0 && t.count)  // check_and_pair refused it: the end of an unpaced count is not timed
+        throw OtgError("count", "an unpaced trial of a count of frames across engines");
     const double planned_s = t.count && load > 0 ? static_cast<double>(*t.count) / load : t.duration_s;
     const auto x = c_.run_trial_across(config(t, load), 3 * planned_s + 30,
                                        load > 0 ? std::nullopt : std::optional<double>(t.duration_s));
@@ -251,6 +253,9 @@ std::vector<PortPair> check_and_pair(const spec::RunSpec& s) {
     if (s.flows > 1) throw OtgError("flows", "a procedure across engines sends one flow per port pair");
     if (s.frame.l4 != packet::L4::udp) throw OtgError("l4", "a procedure across engines sends UDP");
     if (s.reflect) throw OtgError("reflect", "a procedure across engines counts frames where they arrive");
+    if (s.count && !s.rate.limited())
+        throw OtgError("count", "a procedure across engines sends a count of frames at a rate: give --rate with --count "
+                                "(as fast as possible, a trial is timed by its duration)");
     std::vector<PortPair> pairs;
     for (size_t i = 0; i < s.tx.size(); ++i) pairs.push_back({s.tx[i].port, s.rx[s.rx.size() == 1 ? 0 : i].port});
     for (const auto& p : pairs)
