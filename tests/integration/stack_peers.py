@@ -11,6 +11,7 @@ Prints "ready" once listening; on SIGTERM or SIGINT prints its counts as one JSO
 ({"accepted": N} or {"echoed": N}) and exits 0."""
 import argparse
 import json
+import resource
 import signal
 import socket
 import sys
@@ -30,6 +31,9 @@ def tcp_listen(port, backlog, close):
     s.listen(backlog)
     counts["accepted"] = 0
     kept = []
+    if not close:  # every connection it keeps is a descriptor: as many as the hard limit allows
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print("ready", flush=True)
     while True:
         try:
