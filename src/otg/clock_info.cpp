@@ -1,6 +1,9 @@
 #include "otg/clock_info.h"
 
 #include <array>
+#include <chrono>
+#include <mutex>
+#include <optional>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -100,14 +103,11 @@ std::optional<ClockSync> parse_chrony_tracking(const std::string& line) {
     }
 }
 
-ClockInfo read_clock_info() {
-    ClockInfo c;
-    c.boot_id = boot_id();
-    c.realtime_minus_monotonic_ns = realtime_minus_monotonic_ns();
-    if (auto s = parse_chrony_tracking(first_line_of("chronyc -c tracking"))) {
-        c.sync = *s;
-        return c;
-    }
+namespace {
+
+ClockSync ask_sync_sources() {
+    if (auto s = parse_chrony_tracking(first_line_of("chronyc -c tracking"))) return *s;
+    ClockSync sync;
     // ptp4l through its management client: the offset from the grandmaster.
     const auto pmc = first_line_of("sh -c \"pmc -u -b 0 'GET TIME_STATUS_NP' | grep -m1 master_offset\"");
     if (!pmc.empty()) {
@@ -115,16 +115,42 @@ ClockInfo read_clock_info() {
         std::string key;
         double offset = 0;
         if (in >> key >> offset) {
-            c.sync.source = "ptp4l";
-            c.sync.synchronised = true;
-            c.sync.bound_ns = std::fabs(offset);
-            c.sync.detail = "master_offset " + std::to_string(static_cast<long long>(offset)) + " ns";
-            return c;
+            // master_offset is the clock ptp4l disciplines (the NIC's, with hardware stamps),
+            // not necessarily the system clock linerate's offsets go through: phc2sys reports
+            // none of its own. So it is told, never taken as the system clock's bound.
+            sync.source = "ptp4l";
+            sync.synchronised = false;
+            sync.bound_ns = std::fabs(offset);
+            sync.detail = "ptp4l's master_offset " + std::to_string(static_cast<long long>(offset)) +
+                          " ns is its own clock's (the NIC's); the system clock's agreement is not reported: run "
+                          "chrony with the PHC as its reference clock for a bound";
+            return sync;
         }
     }
-    c.sync.detail = "neither chronyc nor pmc (ptp4l) answered";
+    sync.detail = "neither chronyc nor pmc (ptp4l) answered";
+    return sync;
+}
+
+}  // namespace
+
+ClockInfo read_clock_info() {
+    // chronyc and pmc are asked at most every kSyncAge: a controller reads every engine's
+    // clock at each configuration (a procedure's every trial), and pmc with no ptp4l to answer
+    // waits out its second.
+    constexpr auto kSyncAge = std::chrono::seconds(10);
+    static std::mutex m;
+    static std::optional<std::pair<std::chrono::steady_clock::time_point, ClockSync>> asked;
+    ClockInfo c;
+    c.boot_id = boot_id();
+    c.realtime_minus_monotonic_ns = realtime_minus_monotonic_ns();
+    std::lock_guard lk(m);
+    const auto now = std::chrono::steady_clock::now();
+    if (!asked || now - asked->first > kSyncAge) asked = std::make_pair(now, ask_sync_sources());
+    c.sync = asked->second;
     return c;
 }
+
+
 
 nlohmann::json clock_json(const ClockInfo& c) {
     nlohmann::json sync = {{"source", c.sync.source}, {"synchronised", c.sync.synchronised}, {"detail", c.sync.detail}};

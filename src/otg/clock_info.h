@@ -13,7 +13,7 @@ namespace lr::otg {
 
 struct ClockSync {
     std::string source = "none";  // chrony, ptp4l or none
-    bool synchronised = false;
+    bool synchronised = false;    // the system clock, within bound_ns (chrony only: see read_clock_info)
     std::optional<double> bound_ns;  // the largest error the source admits
     std::string detail;              // what it said, or why it could not be read
 };

@@ -29,6 +29,10 @@ struct PortPair {
 // (what an engine takes as such a port's ceiling), a schedule no sender keeps, so each sends
 // what it can (its offered rate is what it sent over the time it sent).
 constexpr uint64_t kFastestEthernetBps = 800'000'000'000;
+// The least OTG bit rate an engine takes (a 64-byte frame a second), and the most frames a flow
+// of fixed_packets sends (a uint32).
+constexpr uint64_t kLeastBps = 672;
+constexpr uint64_t kMostPackets = 0xffffffffull;
 
 // L1 bits of a frame of `size` bytes (FCS included): preamble, start delimiter and gap added.
 double l1_bits(unsigned size) { return (size + 20.0) * 8; }
@@ -59,6 +63,17 @@ public:
         }
         return bps;
     }
+    // What the trials' one-way latency rested on, when a receiver was on another host than its
+    // sender (empty: one clock throughout).
+    std::string latency_note() const {
+        if (clock_.basis == LatencyBasis::synchronised)
+            return fmt::format("one-way latency between hosts read through their system clocks, synchronised within "
+                               "±{:.0f} ns (the sum of chrony's or ptp4l's bounds, the worst pair)",
+                               clock_.bound_ns);
+        if (clock_.basis == LatencyBasis::indicative)
+            return "one-way latency between hosts whose system clocks are not known synchronised: indicative only";
+        return "";
+    }
     double rate_pps(const spec::TrialSpec& t) const override { return spec::to_pps(t.rate, t.frame_size, line_rate_bps()); }
     double mean_frame_size(unsigned frame_size) const override { return frame_size; }
     std::string size_label(unsigned frame_size) const override { return fmt::format("{} B", frame_size); }
@@ -76,6 +91,7 @@ private:
     std::map<std::string, std::string> locations_;
     std::map<std::string, double> speeds_;
     unsigned index_ = 0;
+    LatencyClock clock_;  // the worst of every trial's flows
 };
 
 json AcrossTrialRunner::flow_packet() const {
@@ -91,10 +107,9 @@ json AcrossTrialRunner::flow_packet() const {
     return packet;
 }
 
-// One flow per port pair, the load and the count shared out evenly. A load is given as a
-// percentage of the sending port's link speed, or in L1 bits/s when it has none, so a fraction
-// of a frame per second survives; 0 is as fast as the sender can (100 % of its link), stopped
-// after the duration.
+// One flow per port pair, the load and the count shared out evenly. A load is given in L1
+// bits/s, exact to 1 bit/s whatever the ports' speeds; 0 is as fast as the sender can (100 % of
+// the speed its engine rates the port at, else the fastest Ethernet), stopped after the duration.
 json AcrossTrialRunner::config(const spec::TrialSpec& t, double load_pps, bool held) const {
     json ports = json::array();
     std::set<std::string> named;
@@ -107,18 +122,27 @@ json AcrossTrialRunner::config(const spec::TrialSpec& t, double load_pps, bool h
         const auto& p = pairs_[i];
         json rate;
         const auto speed = speeds_.find(p.tx);
-        const double share = load_pps / static_cast<double>(n);
-        if (held) rate = {{"choice", "pps"}, {"pps", 1000}};
-        else if (speed != speeds_.end() && speed->second > 0)
-            rate = {{"choice", "percentage"},
-                    {"percentage", load_pps > 0 ? std::min(100.0, 100.0 * share * l1_bits(t.frame_size) / speed->second) : 100.0}};
-        else if (load_pps > 0)  // L1 bits/s: a whole number, the rate to a millionth of a frame per second
-            rate = {{"choice", "bps"}, {"bps", std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(share * l1_bits(t.frame_size))))}};
-        else
+        const double bps = load_pps / static_cast<double>(n) * l1_bits(t.frame_size);
+        if (held) {
+            rate = {{"choice", "pps"}, {"pps", 1000}};
+        } else if (load_pps > 0) {  // L1 bits/s, a whole number: the load to 1 bit/s, whatever the speeds
+            if (bps < kLeastBps)
+                throw OtgError("", fmt::format("a load of {:g} frames/s per port pair is below the least OTG rate ({} "
+                                               "L1 bits/s): raise --min-rate",
+                                               load_pps / static_cast<double>(n), kLeastBps));
+            rate = {{"choice", "bps"}, {"bps", static_cast<uint64_t>(std::llround(bps))}};
+        } else if (speed != speeds_.end() && speed->second > 0) {
+            rate = {{"choice", "percentage"}, {"percentage", 100.0}};
+        } else {
             rate = {{"choice", "bps"}, {"bps", kFastestEthernetBps}};
+        }
         json duration = {{"choice", "continuous"}, {"continuous", json::object()}};
         if (t.count && !held) {
             const uint64_t mine = *t.count / n + (i < *t.count % n ? 1 : 0);
+            if (mine > kMostPackets)
+                throw OtgError("", fmt::format("a trial of {} frames per port pair is more than OTG's fixed_packets "
+                                               "holds ({}): shorten --trial-duration or add port pairs",
+                                               mine, kMostPackets));
             duration = {{"choice", "fixed_packets"}, {"fixed_packets", {{"packets", std::max<uint64_t>(1, mine)}}}};
         }
         flows.push_back({{"name", fmt::format("{}-{}", p.tx, p.rx)},
@@ -175,6 +199,14 @@ result::TrialResult AcrossTrialRunner::trial(const spec::TrialSpec& t, const std
             lat.sum += n.lat_sum_ns;
             lat.min = std::min(lat.min, n.lat_min_ns);
             lat.max = std::max(lat.max, n.lat_max_ns);
+        }
+        if (n.lat_n) {
+            const auto& lc = x.merged.latency_clock[i];
+            if (lc.basis == LatencyBasis::indicative) clock_.basis = LatencyBasis::indicative;
+            if (lc.basis == LatencyBasis::synchronised) {
+                if (clock_.basis == LatencyBasis::one_clock) clock_.basis = LatencyBasis::synchronised;
+                clock_.bound_ns = std::max(clock_.bound_ns, lc.bound_ns);
+            }
         }
         if (x.merged.rx_over_tx[i])
             r.violations.push_back(fmt::format("flow {}: received {} distinct frames, more than the {} sent",
@@ -278,7 +310,8 @@ json run_controller_procedure(ControllerService& controller, const std::string& 
     AcrossTrialRunner run(controller, s, std::move(pairs), std::move(locations));
     try {
         run.open_ports();
-        const auto r = procedures::run_procedure(run);
+        auto r = procedures::run_procedure(run);
+        if (const auto note = run.latency_note(); !note.empty()) r.notes.push_back(note);
         const json engines = controller.engines_json();
         json environment = {{"controller", true}, {"engines", engines}};
         auto report = report::procedure_report(s, environment, r);

@@ -68,10 +68,8 @@ json TrafficService::set_engine_config(const json& body) {
         json j = {{"location", p.location}};
         if (session_)
             for (const auto& info : session_->ports())
-                if (info.name == p.location) {
-                    if (!info.mac.empty()) j["mac"] = info.mac;
-                    if (info.link_speed_mbps) j["speed_bps"] = info.link_speed_mbps * 1e6;
-                }
+                if (info.name == p.location && !info.mac.empty()) j["mac"] = info.mac;
+        if (const auto speed = rate_speed_bps(*cfg_, p.name)) j["speed_bps"] = *speed;
         ports[p.name] = std::move(j);
     }
     return {{"warnings", warnings}, {"ports", ports}};

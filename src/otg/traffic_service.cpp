@@ -162,6 +162,19 @@ std::vector<spec::StreamSpec> TrafficService::streams_for(OtgConfig cfg) const {
     return out;
 }
 
+std::optional<double> TrafficService::rate_speed_bps(const OtgConfig& cfg, const std::string& port) const {
+    for (const auto& l1 : cfg.layer1)
+        if (l1.speed_bps > 0 && std::find(l1.ports.begin(), l1.ports.end(), port) != l1.ports.end()) return l1.speed_bps;
+    if (base_.line_rate_bps > 0) return base_.line_rate_bps;
+    std::string location;
+    for (const auto& p : cfg.ports)
+        if (p.name == port) location = p.location;
+    if (session_)
+        for (const auto& p : session_->ports())
+            if (p.name == location && p.link_speed_mbps) return p.link_speed_mbps * 1e6;
+    return std::nullopt;
+}
+
 void TrafficService::open_session(const OtgConfig& cfg, spec::RunSpec s) {
     session_.reset();  // the ports may be the same: closed before they open again
     // Until the ports say their speed, every rate is resolved at a stand-in speed: the session
@@ -237,13 +250,7 @@ std::vector<std::string> TrafficService::apply_config(const json& body, std::opt
         if (!same_ports) open_session(cfg, s);
         const auto speed = [&](const std::string& port) -> std::optional<double> {
             if (!here(port)) return 1e9;  // another engine sends it: its rate does not matter here
-            for (const auto& l1 : cfg.layer1)
-                if (l1.speed_bps > 0 && std::find(l1.ports.begin(), l1.ports.end(), port) != l1.ports.end())
-                    return l1.speed_bps;
-            if (base_.line_rate_bps > 0) return base_.line_rate_bps;
-            for (const auto& p : session_->ports())
-                if (p.name == locations[port_of[port]] && p.link_speed_mbps) return p.link_speed_mbps * 1e6;
-            return std::nullopt;
+            return rate_speed_bps(cfg, port);
         };
         OtgConfig resolved = cfg;
         resolve_counts_and_rates(resolved, speed);

@@ -129,6 +129,9 @@ private:
 
     std::vector<std::string> apply_config(const nlohmann::json& body, std::optional<EngineRole> role,
                                           std::optional<uint32_t> nonce);
+    // The L1 speed a port's percentages and line rate resolve against: the configuration's
+    // layer1, else --line-rate, else the link's (the session open); none when nothing says.
+    std::optional<double> rate_speed_bps(const OtgConfig& cfg, const std::string& port) const;
     bool busy() const { return armed_ || any_transmitting(); }  // the running trial has flows to send
     void refuse_while_running() const;
     // A traffic run whose flows have all stopped is over: waits (its drain) until it has ended.

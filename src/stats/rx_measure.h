@@ -125,7 +125,8 @@ public:
         st.seq.prefetch(s.seq);
         __builtin_prefetch(&st.jitter, 1);
         if (stream_lat_ && s.has_ts) {
-            const uint64_t lat = (now48_ - s.ts) & LR_SIG48_MASK;
+            const uint64_t ts = tx_shift_ ? (s.ts + tx_shift_[s.stream]) & LR_SIG48_MASK : s.ts;
+            const uint64_t lat = (now48_ - ts) & LR_SIG48_MASK;
             stream_lat_[stream_of_[s.stream]].prefetch(lat);
         }
     }

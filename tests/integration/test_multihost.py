@@ -388,7 +388,9 @@ def test_linerate_throughput_search_across_hosts(bed, tmp_path):
     location_map(bed, tmp_path / "map.yaml")
     counters = shape_towards_b(bed, 8000)
     before = counters()
-    with Deployment(bed, ["--location-map", str(tmp_path / "map.yaml")]) as d:
+    # The engines rate their ports (veths report no speed) at 1 Gbit/s: the procedure's line rate.
+    line = ["--line-rate", "1G"]
+    with Deployment(bed, ["--location-map", str(tmp_path / "map.yaml")], engine_args={"a": line, "b": line}) as d:
         rep = procedure(d, {"procedure": "throughput", "tx": ["a0"], "rx": ["b0"], "sizes": "128",
                             "search": "binary", "max-rate": "16000", "trial-duration": "1s", "width": "3"})
         ext = d.ok("GET", "/linerate/flows")
@@ -398,6 +400,7 @@ def test_linerate_throughput_search_across_hosts(bed, tmp_path):
     print(f"     NDR {ndr:,.0f} pps through an 8,000 frames/s shaper, {len(rep['trials'])} trials", flush=True)
     check(goal["regular"] and 4000 <= ndr <= 8000 * 1.03 + 40, f"NDR {ndr} for a shaper of 8,000 frames/s: {goal}")
     check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}")
+    check(abs(rep["rows"][0]["range"]["line_rate_pps"] - 1e9 / (148 * 8)) < 1, f"range {rep['rows'][0]['range']}")
     for t in rep["trials"]:
         check(t["why"] and (t["valid"] or t["invalid_reason"]), f"trial {t}")
         if t["valid"] and t["count"]:
