@@ -200,14 +200,7 @@ result::TrialResult AcrossTrialRunner::trial(const spec::TrialSpec& t, const std
             lat.min = std::min(lat.min, n.lat_min_ns);
             lat.max = std::max(lat.max, n.lat_max_ns);
         }
-        if (n.lat_n) {
-            const auto& lc = x.merged.latency_clock[i];
-            if (lc.basis == LatencyBasis::indicative) clock_.basis = LatencyBasis::indicative;
-            if (lc.basis == LatencyBasis::synchronised) {
-                if (clock_.basis == LatencyBasis::one_clock) clock_.basis = LatencyBasis::synchronised;
-                clock_.bound_ns = std::max(clock_.bound_ns, lc.bound_ns);
-            }
-        }
+        if (n.lat_n) clock_.worsen(x.merged.latency_clock[i]);
         if (x.merged.rx_over_tx[i])
             r.violations.push_back(fmt::format("flow {}: received {} distinct frames, more than the {} sent",
                                                flows[i].name, n.frames_rx, n.frames_tx));

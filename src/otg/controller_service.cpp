@@ -517,9 +517,7 @@ std::string ControllerService::capture(const std::string& port_name) {
 
 json ControllerService::extended_flows() const {
     const auto s = need_setup();
-    json engines = json::array();
-    for (const auto& e : s->engines)
-        engines.push_back({{"engine", e.endpoint.engine()}, {"ports", e.ports}, {"clock", clock_json(e.clock)}});
+    const json engines = engines_json(*s);
     json out = {{"engines", engines}, {"nonce", s->nonce}};
     {
         std::lock_guard lk(m_);
@@ -611,11 +609,15 @@ std::map<std::string, double> ControllerService::port_speeds_bps() const {
 }
 
 json ControllerService::engines_json() const {
+    const auto s = setup();
+    return s ? engines_json(*s) : json::array();
+}
+
+json ControllerService::engines_json(const Setup& s) {
     json engines = json::array();
-    if (const auto s = setup())
-        for (const auto& e : s->engines)
-            engines.push_back(
-                {{"engine", e.endpoint.engine()}, {"ports", e.ports}, {"backend", e.backend}, {"clock", clock_json(e.clock)}});
+    for (const auto& e : s.engines)
+        engines.push_back(
+            {{"engine", e.endpoint.engine()}, {"ports", e.ports}, {"backend", e.backend}, {"clock", clock_json(e.clock)}});
     return engines;
 }
 

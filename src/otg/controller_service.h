@@ -101,6 +101,7 @@ private:
     };
     std::shared_ptr<const Setup> setup() const;
     std::shared_ptr<const Setup> need_setup() const;  // refuses when there is no configuration
+    static nlohmann::json engines_json(const Setup& s);
     std::vector<EngineView> poll_views(const Setup& s) const;
     MergedView merged(const Setup& s) const;
     void start_synchronised(const Setup& s, const nlohmann::json& names);

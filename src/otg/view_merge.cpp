@@ -45,6 +45,11 @@ const char* basis_name(LatencyBasis b) {
     return "indicative";
 }
 
+void LatencyClock::worsen(const LatencyClock& o) {
+    basis = std::max(basis, o.basis);
+    bound_ns = basis == LatencyBasis::indicative ? 0 : std::max(bound_ns, o.bound_ns);
+}
+
 MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& engines) {
     MergedView m;
     const size_t flows = plan.flow_tx_engine.size();
@@ -88,13 +93,9 @@ MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& eng
             const auto& rxc = engines[e].clock;
             const auto& txc = engines[txe].clock;
             if (rxc.boot_id != txc.boot_id) {  // stamped by one host's clock, read by another's
-                auto& lc = m.latency_clock[i];
-                if (rxc.sync.synchronised && txc.sync.synchronised && rxc.sync.bound_ns && txc.sync.bound_ns) {
-                    if (lc.basis == LatencyBasis::one_clock) lc.basis = LatencyBasis::synchronised;
-                    lc.bound_ns = std::max(lc.bound_ns, *rxc.sync.bound_ns + *txc.sync.bound_ns);
-                } else {
-                    lc.basis = LatencyBasis::indicative;
-                }
+                const bool both = rxc.sync.synchronised && txc.sync.synchronised && rxc.sync.bound_ns && txc.sync.bound_ns;
+                m.latency_clock[i].worsen(both ? LatencyClock{LatencyBasis::synchronised, *rxc.sync.bound_ns + *txc.sync.bound_ns}
+                                               : LatencyClock{LatencyBasis::indicative, 0});
             }
             f.n.lat_min_ns = f.n.lat_n ? std::min(f.n.lat_min_ns, n.lat_min_ns) : n.lat_min_ns;
             f.n.lat_max_ns = std::max(f.n.lat_max_ns, n.lat_max_ns);
@@ -102,7 +103,6 @@ MergedView merge_views(const MergePlan& plan, const std::vector<EngineView>& eng
             f.n.lat_sum_ns += n.lat_sum_ns;
             parts.push_back(n.lat_buckets);
         }
-        if (m.latency_clock[i].basis == LatencyBasis::indicative) m.latency_clock[i].bound_ns = 0;
         m.buckets[i] = merge_buckets(parts);
         f.n.lat_buckets = m.buckets[i];
         if (f.transmit == Transmit::stopped && counting) f.transmit = Transmit::started;

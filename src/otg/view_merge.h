@@ -23,7 +23,7 @@ struct EngineView {
     EngineTrial trial;  // its last finished trial
 };
 
-// What a flow's one-way latency rests on.
+// What a flow's one-way latency rests on, from the best to the worst (LatencyClock::worsen).
 enum class LatencyBasis {
     one_clock,     // every receiver shares the sender's clock: exact
     synchronised,  // a receiver on another host; both system clocks synchronised within the bound
@@ -35,6 +35,8 @@ struct LatencyClock {
     // synchronised: the largest error the two clocks admit (the sender's bound plus the
     // receiver's; the worst receiver).
     double bound_ns = 0;
+    // Takes in another's basis: indicative over synchronised over one clock, the larger bound.
+    void worsen(const LatencyClock& o);
 };
 
 struct MergePlan {
