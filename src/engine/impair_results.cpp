@@ -24,6 +24,8 @@ void aggregate_impair(result::TrialResult& r, const spec::RunSpec& spec, const s
         if (w.port_index < fin.ports.size()) d.ingress_host_dropped = fin.ports[w.port_index].host_rx_drops();
         d.held_time = result::summarize(imp.residence());
         d.held_buckets = result::latency_buckets(imp.residence());
+        d.late_time = result::summarize(imp.lateness());
+        d.late_buckets = result::latency_buckets(imp.lateness());
         const auto& c = d.counts;
         const auto where = fmt::format("{} -> {} queue {}", d.from, d.to, d.queue);
         if (c.received + c.duplicated != c.dropped + c.oversize + c.overflowed + c.forwarded + c.held)

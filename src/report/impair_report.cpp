@@ -51,12 +51,13 @@ void print_impair_summary(std::FILE* out, const result::TrialResult& r) {
     }
     for (const auto& d : r.impair) {
         const auto& h = d.held_time;
+        const auto& l = d.late_time;
         if (!h.count) continue;
         fmt::print(out,
-                   "{}: held min {:.3f} us, p50 {:.3f}, p99 {:.3f}, max {:.3f} us; the egress device took {} of {}; "
-                   "the ingress host dropped {}\n",
-                   direction(d.from, d.to, d.queue), h.min / 1e3, h.p50 / 1e3, h.p99 / 1e3, h.max / 1e3, d.sent,
-                   d.counts.forwarded, d.ingress_host_dropped);
+                   "{}: held min {:.3f} us, p50 {:.3f}, p99 {:.3f}, max {:.3f} us (of which late p50 {:.3f}, p99 {:.3f}, "
+                   "max {:.3f} us); the egress device took {} of {}; the ingress host dropped {}\n",
+                   direction(d.from, d.to, d.queue), h.min / 1e3, h.p50 / 1e3, h.p99 / 1e3, h.max / 1e3, l.p50 / 1e3,
+                   l.p99 / 1e3, l.max / 1e3, d.sent, d.counts.forwarded, d.ingress_host_dropped);
     }
     for (const auto& n : r.notes) fmt::print(out, "note: {}\n", n);
     for (const auto& v : r.violations) fmt::print(out, "INVALID: {}\n", v);
@@ -66,9 +67,12 @@ void print_impair_summary(std::FILE* out, const result::TrialResult& r) {
 
 J impair_json(const std::vector<result::ImpairResult>& v) {
     J a = J::array();
+    const auto buckets_json = [](const std::vector<result::LatencyBucket>& v) {
+        J a = J::array();
+        for (const auto& b : v) a.push_back({{"lower_ns", b.lower_ns}, {"upper_ns", b.upper_ns}, {"count", b.count}});
+        return a;
+    };
     for (const auto& d : v) {
-        J buckets = J::array();
-        for (const auto& b : d.held_buckets) buckets.push_back({{"lower_ns", b.lower_ns}, {"upper_ns", b.upper_ns}, {"count", b.count}});
         a.push_back({{"from", d.from},
                      {"to", d.to},
                      {"queue", d.queue},
@@ -77,7 +81,9 @@ J impair_json(const std::vector<result::ImpairResult>& v) {
                      {"unsent", d.unsent},
                      {"ingress_host_dropped", d.ingress_host_dropped},
                      {"held_time", latency_json(d.held_time)},
-                     {"held_time_buckets", buckets}});
+                     {"held_time_buckets", buckets_json(d.held_buckets)},
+                     {"late_time", latency_json(d.late_time)},
+                     {"late_time_buckets", buckets_json(d.late_buckets)}});
     }
     return a;
 }

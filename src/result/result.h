@@ -151,6 +151,10 @@ struct ImpairResult {
     uint64_t ingress_host_dropped = 0;
     LatencySummary held_time;  // arrival to departure, per forwarded frame (the added delay and the queueing)
     std::vector<LatencyBucket> held_buckets;  // its histogram's non-empty buckets
+    // How late each forwarded frame left against the time it was due (delay and link): the
+    // emulator's own lateness, part of held_time.
+    LatencySummary late_time;
+    std::vector<LatencyBucket> late_buckets;
 };
 
 // One direction of `linerate impair` while it runs: its counts as its worker last published them.

@@ -266,6 +266,7 @@ void Impairer::pop_front(uint64_t now) {
     ++c_.forwarded;
     --c_.held;
     residence_.add(now >= arrival_[s] ? now - arrival_[s] : 0);
+    lateness_.add(now >= due_[s] ? now - due_[s] : 0);
     // A frame that leaves after one that arrived later is what an in-order receiver counts as
     // reordered; a duplicate's second copy is its receiver's duplicate, not that.
     if (any_left_ && index_[s] < max_left_) {

@@ -45,6 +45,9 @@ public:
     const ImpairCounts& counts() const { return c_; }
     // How long each forwarded frame was held: arrival to departure.
     const stats::LatencyHistogram& residence() const { return residence_; }
+    // How late each forwarded frame left: departure minus the time its delay and the link had
+    // it due (the emulator's own lateness: its loop, the host's scheduling).
+    const stats::LatencyHistogram& lateness() const { return lateness_; }
     const ImpairPlan& plan() const { return p_; }
 
 private:
@@ -70,7 +73,7 @@ private:
 
     ImpairPlan p_;
     ImpairCounts c_;
-    stats::LatencyHistogram residence_;
+    stats::LatencyHistogram residence_, lateness_;
     std::unique_ptr<uint8_t[]> store_;  // limit slots of slot_bytes (pages touched as used)
     std::vector<uint32_t> free_;        // free slots
     std::vector<uint32_t> len_, next_;  // per slot: frame length; next in its wheel bucket

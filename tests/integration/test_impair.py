@@ -36,10 +36,6 @@ L1_BITS_64 = (64 + 20) * 8
 # (sqrt(-ln(0.0005) / 2)): a KS distance above KS_999 / sqrt(n) has a 0.1 % chance.
 Z_999 = 3.2905
 KS_999 = math.sqrt(-math.log(0.0005) / 2)
-# What a frame's departure may lag behind its time when the forwarder is on its core: it spins
-# within 30 us of a departure (worker/forward_engine.h), so a loop iteration, a microsecond or
-# two; this allows a wake-up too. Only the timing checks use it.
-LATENESS_NS = 5_000
 
 
 def ns_of(t):
@@ -616,17 +612,26 @@ def jitter_model(dist):
     return pareto
 
 
-def ks_distance(buckets, n, cdf, lateness):
-    """Kolmogorov-Smirnov distance of a histogram from a model, read at the bucket edges, where
-    the empirical CDF is exact (the share of values below the edge): the sup over the edges is
-    at most the sup over all x, so the test is conservative. A held time is the sampled delay
-    plus a lateness in [0, `lateness`], so at an edge x the expected share lies between
-    cdf(x - lateness) and cdf(x); the distance is how far the empirical share is outside that
-    band. Returns (distance, the edge where it is largest)."""
+def ks_distance(buckets, n, cdf, late_buckets):
+    """Kolmogorov-Smirnov distance of a histogram of held times from a model of the delays
+    asked for, read at the bucket edges, where the empirical CDF is exact (the share of values
+    below the edge): the sup over the edges is at most the sup over all x, so the test is
+    conservative. A held time is the sampled delay plus the emulator's lateness, which it
+    measures (late_time_buckets: on a busy host a frame may leave tens of microseconds after
+    its time). With a share p of the lateness in [lo, hi), the held times below x are between
+    sum p cdf(x - hi) and sum p cdf(x - lo); the distance is how far the empirical share is
+    outside that band. Returns (distance, the edge where it is largest)."""
+    total = sum(b["count"] for b in late_buckets)
+    late = [(b["lower_ns"], b["upper_ns"], b["count"] / total) for b in late_buckets]
+
+    def band(x):
+        return (sum(p * cdf(x - hi) for lo, hi, p in late), sum(p * cdf(x - lo) for lo, hi, p in late))
+
     worst, at, below = 0.0, None, 0
     for b in buckets:
         for edge, share in ((b["lower_ns"], below / n), (b["upper_ns"], (below + b["count"]) / n)):
-            dist = max(0.0, share - cdf(edge), cdf(edge - lateness) - share)
+            least, most = band(edge)
+            dist = max(0.0, share - most, least - share)
             if dist > worst:
                 worst, at = dist, edge
         below += b["count"]
@@ -634,17 +639,19 @@ def ks_distance(buckets, n, cdf, lateness):
 
 
 def jitter_shape(dist):
-    """The held times against the requested distribution: the KS distance (ks_distance, a band
-    of LATENESS_NS for the forwarder's lateness) below the 99.9 % critical value for the sample,
+    """The held times against the requested distribution, given the emulator's measured
+    lateness (ks_distance): the KS distance below the 99.9 % critical value for the sample,
     1.9495 / sqrt(n): 0.0138 for 20,000 frames."""
     e = jittered(dist)
     n = e["held_time"]["count"]
-    dist_ks, at = ks_distance(e["held_time_buckets"], n, jitter_model(dist), LATENESS_NS)
+    check(e["late_time"]["count"] == n, f"{dist}: a lateness for every frame held: {e['late_time']}")
+    dist_ks, at = ks_distance(e["held_time_buckets"], n, jitter_model(dist), e["late_time_buckets"])
     crit = KS_999 / math.sqrt(n)
-    h = e["held_time"]
+    h, late = e["held_time"], e["late_time"]
     print(f"     {dist}: {n} frames held p50 {h['p50_ns'] / 1e3:.1f} us, mean {h['mean_ns'] / 1e3:.1f}, min "
-          f"{h['min_ns'] / 1e3:.1f}, max {h['max_ns'] / 1e3:.1f}; KS distance {dist_ks:.4f} (at {at} ns), 99.9 % "
-          f"critical {crit:.4f}")
+          f"{h['min_ns'] / 1e3:.1f}, max {h['max_ns'] / 1e3:.1f}; late p50 {late['p50_ns'] / 1e3:.1f} us, p99 "
+          f"{late['p99_ns'] / 1e3:.1f}, max {late['max_ns'] / 1e3:.1f}; KS distance {dist_ks:.4f} (at {at} ns), "
+          f"99.9 % critical {crit:.4f}")
     timing_check(dist_ks < crit, f"{dist}: KS distance {dist_ks:.4f} at {at} ns, critical {crit:.4f} for {n} frames")
 
 

@@ -112,6 +112,21 @@ TEST(Impairer, FramesLeaveAfterTheDelayInTheOrderTheyCame) {
     expect_counts_add_up(imp);
 }
 
+TEST(Impairer, LatenessIsHowLongAfterItsTimeAFrameLeft) {
+    ImpairPlan p;
+    p.delay_ns = 5 * kMs;
+    p.rate_pps = 50'000;  // 20 us a frame, offered one every 10 us: they queue for the link
+    Impairer imp(p);
+    const auto d = run(imp, 1000, 10 * kUs, 7 * kUs);  // the clock read every 7 us
+    ASSERT_EQ(d.size(), 1000u);
+    const auto& late = imp.lateness();
+    EXPECT_EQ(late.count(), 1000u) << "one per forwarded frame";
+    EXPECT_LT(late.max(), 7 * kUs) << "never more than a step of the clock after its time";
+    EXPECT_GT(late.max(), 0u);
+    EXPECT_GT(imp.residence().max(), 5 * kMs + 9 * kMs) << "the queue for the link is held time, not lateness";
+    EXPECT_GT(imp.counts().shaped, 900u);
+}
+
 TEST(Impairer, LossIsBinomialAndTheSeedLosesTheSameFrames) {
     ImpairPlan p;
     p.loss = 0.01;
