@@ -19,6 +19,12 @@ using Clock = std::chrono::steady_clock;
 using stats::Dir;
 using stats::WorkerState;
 
+// linerate connect's queues: no handshake waits for its answer, no connection for its close.
+bool connections_settled(const std::vector<result::ConnectLive>& queues) {
+    return std::all_of(queues.begin(), queues.end(),
+                       [](const result::ConnectLive& q) { return q.counts.in_flight == 0 && q.counts.open == 0; });
+}
+
 // The control thread's own copies of what it saw last: nothing reader-side lives on a
 // worker's cache line.
 struct Watchdog {
@@ -208,6 +214,7 @@ void Trial::control_loop() {
     double next_live = 0;
     uint64_t rx_prev = 0;
     bool traffic_seen = false;
+    unsigned settled_reads = 0;
     const bool tx = spec_.tx_enabled();
     for (;;) {
         std::this_thread::sleep_for(std::chrono::duration<double>(tick));
@@ -253,11 +260,22 @@ void Trial::control_loop() {
                 // (100 ms, or twice the worst latency seen, whichever is longer), or --drain
                 // expired. Until a first frame arrived there is no quiet period: frames may
                 // still be on their way.
+                if (s.t - drain_start_ >= spec_.drain_s) return;
+                // linerate connect: drained once no handshake waits for its answer and no
+                // connection for its close; silence says nothing, a listener may be slow to
+                // close (its --timeout is the drain).
+                // Seen twice in a row: a worker's counts are not published as one, so one read
+                // may pair a connection's new state with another count's old one.
+                if (spec_.connect) {
+                    settled_reads = workers_ && connections_settled(connect_live(*workers_)) ? settled_reads + 1 : 0;
+                    if (settled_reads >= 2) return;
+                    continue;
+                }
                 const bool all_in =
                     stats::total(res_.ids, s, Dir::rx).unique >= stats::total(res_.ids, s, Dir::tx).packets;
                 const double window = std::min(std::max(0.1, 2 * max_latency_s_), spec_.drain_s);
                 const bool quiet = traffic_seen && s.t - std::max(rx_last_change, drain_start_) >= window;
-                if (all_in || quiet || s.t - drain_start_ >= spec_.drain_s) return;
+                if (all_in || quiet) return;
             }
         } else {
             // A controlled trial that only receives (an engine counting another engine's
