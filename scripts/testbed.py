@@ -115,7 +115,7 @@ class VethBed:
             sh("ip", "netns", "del", ns, check=False)
         sh("ip", "link", "del", self.ifa, check=False)
 
-    def wait_up(self, timeout=5.0):
+    def wait_up(self, timeout=30.0):
         end = time.time() + timeout
         while time.time() < end:
             if all(self.operstate(ns, i) == "up" for ns, i in ((self.nsa, self.ifa), (self.nsb, self.ifb))):
@@ -195,7 +195,7 @@ class DutBed(VethBed):
             sh("ip", "-n", ns, "link", "set", ifc, "mtu", "1500", "up")
         self.wait_up()
 
-    def wait_up(self, timeout=5.0):
+    def wait_up(self, timeout=30.0):
         end = time.time() + timeout
         pairs = ((self.nsa, self.ifa), (self.nsd, self.ifb), (self.nsd, self.ifc), (self.nsa, self.ifd))
         while time.time() < end:
@@ -262,7 +262,7 @@ class DutBed(VethBed):
            str(queue))
         self.wait_bridge_forwarding()
 
-    def wait_bridge_forwarding(self, timeout=5.0):
+    def wait_bridge_forwarding(self, timeout=30.0):
         end = time.time() + timeout
         while time.time() < end:
             out = sh("bridge", "-n", self.nsd, "link", "show", check=False).stdout

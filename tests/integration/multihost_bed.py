@@ -68,7 +68,7 @@ class MultiHostBed:
             sh("bridge", "-n", s, "link", "set", "dev", sw, "flood", "off", "mcast_flood", "off", "learning", "off")
             sh("bridge", "-n", s, "fdb", "add", self.mac(e, ifc), "dev", sw, "master", "static")
         sh("ip", "-n", s, "link", "set", "br0", "up")
-        end = time.time() + 5
+        end = time.time() + 30
         while time.time() < end:
             if sh("bridge", "-n", s, "link", "show", check=False).stdout.count("state forwarding") >= 3:
                 return

@@ -32,7 +32,7 @@ def run_with_outage(bed, d, argv, hold_until_dropped):
     down_at = time.monotonic()
     if hold_until_dropped:
         wait_stream(stream, lambda x: x.get("type") == "interval" and x["drops"] > 0 and x["t0"] >= first["t1"], p,
-                    timeout=2.0, what="frames dropped by the egress device while the link is down")
+                    timeout=4.0, what="frames dropped by the egress device while the link is down")
     # The outage itself: its length is the stimulus (test_timing.py bounds what linerate measured).
     time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down_at)))
     os.spawnvp(os.P_WAIT, "ip", bed_ip + ["up"])
@@ -67,7 +67,7 @@ def same_ns_outage(policy, expect_rc):
     names of the sending and receiving ports."""
     with VethBed(unique("llk"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
         argv = [LINERATE, "run", "-q", "--backend", "afxdp", "--tx-engine", "socket", "--tx", bed.ifa,
-                "--rx", bed.ifb, "--duration", "4s", "--rate", "100k"]
+                "--rx", bed.ifb, "--duration", "6s", "--rate", "100k"]  # outlasts the wait for drops
         if policy:
             argv += ["--link-outage", policy]
         rc, out, r = run_with_outage(bed, d, argv, hold_until_dropped=True)

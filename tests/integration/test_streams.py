@@ -12,37 +12,15 @@ import time
 
 import pytest
 
-from lrtest import LINERATE, check, paced_load, read_json, timing_check
+from lrtest import LINERATE, BedLoss, bed_dropped, check, paced_load, read_json, timing_check, with_bed_attempts
 from testbed import VethBed, sh, unique, wait_until
 
 pytestmark = pytest.mark.usefixtures("hugepages")
 
 BPF_DIR = os.path.join(os.path.dirname(LINERATE), "..", "tests", "bpf")
 COUNTER = os.path.abspath(os.path.join(BPF_DIR, "xdp_counter.bpf.o"))
-BED_ATTEMPTS = 3
 SRC_MAC = "02:00:00:00:00:01"
 DST_MAC = "02:00:00:00:00:02"
-
-
-class BedLoss(Exception):
-    """The veth bed itself dropped frames (a ring full while the receiving side was
-    descheduled): the counts are then not the streams' alone."""
-
-
-def bed_dropped(bed, before):
-    now = (bed.stat(bed.nsa, bed.ifa, "tx_dropped"), bed.stat(bed.nsb, bed.ifb, "rx_dropped"))
-    return tuple(n - b for n, b in zip(now, before))
-
-
-def with_bed_attempts(fn, *a):
-    """Runs fn; a run in which the bed dropped frames (said so) is run again, at most
-    BED_ATTEMPTS times. A wrong count in a run without such drops fails at once."""
-    for attempt in range(1, BED_ATTEMPTS + 1):
-        try:
-            return fn(*a)
-        except BedLoss as e:
-            print(f"     attempt {attempt} of {BED_ATTEMPTS}: {e}", flush=True)
-    raise AssertionError(f"the bed dropped frames in all {BED_ATTEMPTS} attempts")
 
 
 class XdpCounter:
@@ -96,7 +74,7 @@ def mixed_streams_once(d):
     rates = {"voice": bulk / 10, "bulk": bulk, "burst": bulk / 2, "tail": bulk / 4}
     with VethBed(unique("lst")) as bed:
         counter = XdpCounter(bed, bed.nsb, bed.ifb)
-        before = (bed.stat(bed.nsa, bed.ifa, "tx_dropped"), bed.stat(bed.nsb, bed.ifb, "rx_dropped"))
+        before = bed_dropped(bed)
         args = [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--src-mac", SRC_MAC,
                 "--dst-mac", DST_MAC, "--json", f"{d}/r.json"]
         for name, vid, text, *_ in STREAMS:
@@ -104,7 +82,12 @@ def mixed_streams_once(d):
         r = bed.run(bed.nsa, args, timeout=180)
         check(r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         rep = read_json(f"{d}/r.json")
-        time.sleep(0.2)  # the last frames through the peer's XDP
+        # A TX-only run ends once its frames are handed over: the last may still be on their
+        # way through the peer's XDP program. Until they are all counted, or the bed says it
+        # dropped some.
+        total = sum(frames for _, _, _, frames, *_ in STREAMS)
+        wait_until(lambda: sum(counter.vlan(vid)["packets"] for _, vid, *_ in STREAMS) >= total or any(bed_dropped(bed, before)),
+                   30, "the XDP counter to count every frame sent")
         seen = {vid: counter.vlan(vid) for _, vid, *_ in STREAMS}
         lengths = {n: counter.length(n) for n in (60, 124, 252, 566, 1514)}
         dropped = bed_dropped(bed, before)
@@ -206,7 +189,7 @@ def replay_once(d, signed):
     frames = write_capture(cap)
     loops = 3
     with VethBed(unique("lrp")) as bed:
-        before = (bed.stat(bed.nsa, bed.ifa, "tx_dropped"), bed.stat(bed.nsb, bed.ifb, "rx_dropped"))
+        before = bed_dropped(bed)
         tsh = capture_on(bed, bed.nsb, bed.ifb, got)
         args = [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--json", f"{d}/r.json",
                 "--stream", f"pcap={cap},rate=2k,loops={loops}"]
