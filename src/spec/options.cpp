@@ -387,8 +387,9 @@ std::vector<OptionDef> make_table() {
 
     // ---- Tuning ------------------------------------------------------------------------
     t.push_back({.name = "burst", .group = "Tuning", .value_name = "N",
-                 .help = fmt::format("Packets per burst, 1..{} (0: the backend's default, dpdk {}, afxdp {})",
-                                     kMaxBurst, kDpdkBurst, kAfxdpBurst),
+                 .help = fmt::format("Packets per burst, 1..{} (0: the backend's default, dpdk {}, afxdp {}; the "
+                                     "kernel's batch of live frames {}, at most {})",
+                                     kMaxBurst, kDpdkBurst, kAfxdpBurst, kLiveBatch, kMaxLiveBatch),
                  .default_text = num(ds.burst),
                  .apply = [](Draft& d, const Values& v) {
                      d.spec.burst = static_cast<uint32_t>(parse_uint(one(v), "--burst", 0, kMaxBurst));

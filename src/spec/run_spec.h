@@ -36,6 +36,8 @@ inline constexpr unsigned kSinkMaxStreams = LR_MAX_STREAMS;
 // Limits and defaults of the tuning options, read by the backends and printed by the option table.
 inline constexpr uint32_t kMaxBurst = 512;  // packets per burst: every backend's burst arrays
 inline constexpr uint32_t kDpdkBurst = 64, kAfxdpBurst = 32;   // --burst 0 (docs/architecture.md, "Decisions")
+// --burst 0 with live frames: the kernel's batch (docs/afxdp.md, "Live frames").
+inline constexpr uint32_t kLiveBatch = 128, kMaxLiveBatch = 256;
 inline constexpr uint32_t kMinRing = 64, kMaxRing = 16384;     // --descriptors
 inline constexpr uint32_t kDpdkRing = 1024, kAfxdpRing = 4096; // --descriptors 0
 inline constexpr uint32_t kMinMbufs = 8191;                    // --mbufs 0: at least this many per pool

@@ -346,7 +346,7 @@ void AfxdpBackend::start(const std::vector<worker::WorkerConfig>& workers) {
             p.live_layout = l;
             p.live_len = w.tx.frame_len;
         }
-        p.live_prog->set_batch(spec_->burst_size());
+        p.live_prog->set_batch(spec_->burst ? spec_->burst : spec::kLiveBatch);
         p.live_prog->reset(w);
     }
     workers_ = workers;  // the threads read their configuration from here until join()

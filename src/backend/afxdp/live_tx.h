@@ -31,11 +31,12 @@ public:
 
     int prog_fd() const;
     bool signs() const { return sign_; }
-    // The kernel's batch of live frames: the burst (--burst, default 64), at most 256. A batch
-    // goes out at once: a veth peer's receive ring holds 256 frames, so a batch of 256 into a
-    // ring that is not empty overflows it (measured: 230 of 100000 frames dropped at 200 kpps).
-    static constexpr uint32_t kMaxBatch = 256;
-    void set_batch(uint32_t burst) { batch_ = std::clamp<uint32_t>(burst, 1, kMaxBatch); }
+    // The kernel's batch of live frames: --burst, else spec::kLiveBatch (128), at most
+    // spec::kMaxLiveBatch (256). A batch goes out at once: a veth peer's receive ring holds 256
+    // frames, so a batch of 256 into a ring that is not empty overflows it (measured: 230 of
+    // 100000 frames dropped at 200 kpps); each batch costs a page-pool refill and a flush, so
+    // 128 costs less per frame than 32 or 64 (docs/afxdp.md).
+    void set_batch(uint32_t burst) { batch_ = std::clamp<uint32_t>(burst, 1, spec::kMaxLiveBatch); }
     uint32_t batch() const { return batch_; }
     // The entries a worker's frames are counted in: its streams, or (plain frames) its CPU.
     std::vector<uint32_t> keys_of(const worker::WorkerConfig& w) const;
@@ -50,7 +51,7 @@ public:
 
 private:
     lr_xdp_live_tx* skel_ = nullptr;
-    uint32_t batch_ = 64;
+    uint32_t batch_ = spec::kLiveBatch;
     lr_live_stream* streams_ = nullptr;  // the mmapped array
     size_t map_bytes_ = 0;
     uint32_t nstreams_ = 0;
