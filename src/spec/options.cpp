@@ -356,7 +356,8 @@ std::vector<OptionDef> make_table() {
                  .apply = [](Draft& d, const Values& v) { d.spec.interval_s = parse_duration(one(v), "--interval"); },
                  .show = [](const RunSpec& s, J& j) { j["interval_s"] = s.interval_s; }});
     t.push_back({.name = "drain", .group = "Run", .value_name = "TIME",
-                 .help = "Max wait for in-flight packets after TX ends",
+                 .help = "Max wait for in-flight packets after TX ends (connect: for answers and closes; there the "
+                         "default is --timeout)",
                  .default_text = format_duration(ds.drain_s),
                  .apply = [](Draft& d, const Values& v) { d.spec.drain_s = parse_duration(one(v), "--drain"); },
                  .show = [](const RunSpec& s, J& j) { j["drain_s"] = s.drain_s; }});
