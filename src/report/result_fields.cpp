@@ -267,6 +267,7 @@ const Fields<PortCounters>& port_fields() {
         F::value("oerrors", [](const P& p) { return p.counters.oerrors; }),
         F::value("idropped", [](const P& p) { return p.counters.idropped; }),
         F::value("odropped", [](const P& p) { return p.counters.odropped; }),
+        F::value("ipeer_xmit_refused", [](const P& p) { return p.counters.ipeer_xmit_refused; }),
         F::value("rx_nombuf", [](const P& p) { return p.counters.rx_nombuf; }),
         F::part("xdp", xdp, [](const P& p) { return &p.counters; }),
         F::part("xsk", xsk, [](const P& p) { return &p.counters; }),

@@ -85,6 +85,7 @@ PortSample since(const PortSample& b, const PortSample& c) {
     s.rx_nombuf = d(b.rx_nombuf, c.rx_nombuf);
     s.idropped = d(b.idropped, c.idropped);
     s.odropped = d(b.odropped, c.odropped);
+    s.ipeer_xmit_refused = d(b.ipeer_xmit_refused, c.ipeer_xmit_refused);
     s.link = c.link;
     s.xdp_received = d(b.xdp_received, c.xdp_received);
     s.xdp_redirected = d(b.xdp_redirected, c.xdp_redirected);

@@ -43,6 +43,11 @@ struct PortSample {
     uint64_t xdp_received = 0, xdp_redirected = 0, xdp_passed = 0, xdp_redirect_failed = 0;
     uint64_t xsk_rx_dropped = 0, xsk_rx_ring_full = 0, xsk_rx_fill_empty = 0, xsk_rx_invalid = 0;
     uint64_t xsk_tx_invalid = 0, xsk_tx_ring_empty = 0;
+    // A veth receiving from its peer, a sending port of this run: the frames the peer's XDP
+    // redirects (live frames) could not put into this veth's full ring. The kernel counts them
+    // in this veth's rx_dropped and in the peer's tx_dropped; they are the peer's egress drops
+    // here, so host_rx_drops() leaves them out and each frame is counted once.
+    uint64_t ipeer_xmit_refused = 0;
     // The link as last seen: 1 up, 0 down (no carrier, or the interface is down), -1 unknown.
     int8_t link = -1;
     uint64_t drops() const {
@@ -56,7 +61,8 @@ struct PortSample {
     // that never reached the program: a veth whose ring overflowed (a peer redirecting into it
     // faster than its NAPI runs). The larger of the two counts each frame once.
     uint64_t host_rx_drops() const {
-        return imissed + rx_nombuf + xdp_redirect_failed + std::max(idropped, xsk_rx_dropped + xsk_rx_ring_full);
+        const uint64_t dropped = idropped - std::min(idropped, ipeer_xmit_refused);
+        return imissed + rx_nombuf + xdp_redirect_failed + std::max(dropped, xsk_rx_dropped + xsk_rx_ring_full);
     }
     // What the egress device dropped of frames it had accepted. (A DPDK PMD's oerrors counts
     // frames it refused, which linerate never counted as sent: back-pressure, not drops.)

@@ -6,6 +6,7 @@ receive path) or to the path under test. Exact counts, no timing:
   lost = dropped by this host, nothing unaccounted;
 - the far end going down mid-run: the frames the egress device dropped are never claimed as
   sent, and the run is invalid (exit 4)."""
+import os
 import subprocess
 import tempfile
 
@@ -55,6 +56,37 @@ def test_unpaced_reconciles():
         check(t["rx_classes"]["distinct"] + t["lost"] == n, "received + lost = sent")
         print(f"     sent {n}, received {t['rx_classes']['distinct']}, this host's receive path dropped "
               f"{acc['host_rx_dropped']}, its egress device {acc['egress_dropped']}")
+
+
+def test_refused_live_frames_are_counted_once():
+    """Live frames (XDP redirects) into a veth whose receive work runs on the other core, in a
+    kernel thread slower than the sender (1518-byte frames to copy): its ring refuses frames.
+    The kernel counts each refused frame twice, in the sender's tx_dropped and the receiver's
+    rx_dropped; linerate counts it once, as the egress device's drop, so the loss account adds
+    up exactly: lost = egress dropped + host receive path dropped, nothing unaccounted."""
+    n = 500_000
+    with VethBed(unique("ldl"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        for cmd in (["ethtool", "-K", bed.ifb, "gro", "on"],  # a NAPI of its own, which may be threaded
+                    ["sh", "-c", f"echo 1 > /sys/class/net/{bed.ifb}/threaded"]):
+            r = bed.run(bed.nsa, cmd)
+            check(r.returncode == 0, f"{' '.join(cmd)}: {r.stderr}")
+        threads = subprocess.run(["pgrep", f"napi/{bed.ifb}"], capture_output=True, text=True).stdout.split()
+        check(threads, f"no NAPI thread for {bed.ifb}")
+        for pid in threads:
+            subprocess.run(["taskset", "-pc", "0", pid], check=True, capture_output=True)
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx-engine", "live", "--tx", bed.ifa,
+                              "--rx", bed.ifb, "--cpus", "1", "--size", "1518", "--count", str(n),
+                              "--json", f"{d}/r.json"], timeout=120)
+        check(os.path.exists(f"{d}/r.json"), f"exit {r.returncode}, no report\n{r.stdout}{r.stderr}")
+        rep = load(f"{d}/r.json")
+    t, acc, rec = rep["totals"], rep["totals"]["loss_account"], rep["tx_reconciliation"]
+    print(f"     sent {n}, lost {t['lost']}: the egress device dropped {acc['egress_dropped']}, this host's receive "
+          f"path {acc['host_rx_dropped']}")
+    check(acc["egress_dropped"] > 0, f"the receiver kept up, nothing was refused: {acc}")
+    check(rec[0]["device_dropped"] == acc["egress_dropped"], f"reconciliation {rec}")
+    check(t["lost"] == acc["egress_dropped"] + acc["host_rx_dropped"] and acc["unaccounted"] == 0,
+          f"lost {t['lost']}: {acc}")
+    check(t["rx_classes"]["distinct"] + t["lost"] == n, "received + lost = sent")
 
 
 def test_far_end_down_is_invalid():

@@ -126,6 +126,19 @@ TEST(HostReceiveDrops, EachFrameCountedOnceBetweenTheDeviceAndItsSocket) {
     EXPECT_EQ(p.egress_drops(), 0u);
 }
 
+TEST(HostReceiveDrops, APeersRefusedRedirectsAreItsEgressDropsNotOurs) {
+    PortSample p;
+    p.idropped = 1000;            // the veth's rx_dropped: 700 its peer could not redirect in, 300 more
+    p.ipeer_xmit_refused = 700;   // the peer (a sending port of the run) counts those as its tx_dropped
+    p.xsk_rx_ring_full = 250;
+    EXPECT_EQ(p.host_rx_drops(), 300u);
+    p.ipeer_xmit_refused = 2000;  // never below zero: a counter read a moment apart
+    EXPECT_EQ(p.host_rx_drops(), 250u);
+    PortSample base;
+    base.ipeer_xmit_refused = 100;
+    EXPECT_EQ(since(base, p).ipeer_xmit_refused, 1900u);
+}
+
 TEST(Invariants, ReceivedMoreThanSentIsFlaggedOnlyForLoopback) {
     auto ids = ids2();
     std::vector<std::string> v;

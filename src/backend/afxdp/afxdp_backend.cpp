@@ -47,6 +47,7 @@ struct Port {
     std::unique_ptr<LiveTxProgram> live_prog;  // loaded for the trial's frame layout
     packet::SigLayout live_layout;
     uint32_t live_len = 0;
+    std::string sending_peer;  // a veth whose peer is a sending port of this run: the peer's name
 };
 
 class AfxdpBackend final : public backend::Backend {
@@ -245,6 +246,14 @@ void AfxdpBackend::open(const spec::RunSpec& spec, const backend::SessionLayout&
         if (worker::receives(w.role)) p.nrx = std::max<uint16_t>(p.nrx, w.queue + 1);
     }
     for (const auto& p : ports_) check_port(p);
+    // A receiving veth whose peer sends in this run: the peer's refused XDP redirects are its
+    // egress drops, not this port's receive path's (stats::PortSample::ipeer_xmit_refused).
+    for (auto& p : ports_) {
+        if (!p.nrx || p.nd.driver != "veth") continue;
+        const auto peer = veth_peer(p.nd.name);
+        for (const auto& q : ports_)
+            if (!peer.empty() && q.nd.name == peer && q.ntx) p.sending_peer = peer;
+    }
     // Live frames send from the kernel: a port whose TX workers only transmit can use them.
     if (spec.afxdp.tx_engine == spec::TxEngine::live) {
         if (const auto why = live_frames_unsupported(); !why.empty()) throw EnvError("--tx-engine live: " + why);
@@ -387,6 +396,7 @@ stats::PortSample AfxdpBackend::port_sample(unsigned i) const {
     s.oerrors = stat("tx_errors");
     s.idropped = stat("rx_dropped");
     s.odropped = stat("tx_dropped") + s.oerrors;
+    if (!p.sending_peer.empty()) s.ipeer_xmit_refused = veth_xdp_xmit_errors(p.sending_peer).value_or(0);
     s.link = util::kernel_carrier(n).value_or(false) ? 1 : 0;
     // Every queue the device has, not only those with a socket: a frame the device steers to
     // a queue nobody serves is dropped by the program and must be counted.

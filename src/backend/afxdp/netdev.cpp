@@ -1,5 +1,6 @@
 #include "backend/afxdp/netdev.h"
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -10,6 +11,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <vector>
 
 #include "util/error.h"
 #include "util/kernel_link.h"
@@ -86,6 +89,46 @@ bool carries_default_route(const std::string& ifname) {
             return true;
     }
     return false;
+}
+
+std::optional<uint64_t> veth_xdp_xmit_errors(const std::string& ifname) {
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::nullopt;
+    auto ethtool = [&](void* cmd) {
+        ifreq ifr{};
+        std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", ifname.c_str());
+        ifr.ifr_data = static_cast<char*>(cmd);
+        return ioctl(fd, SIOCETHTOOL, &ifr) == 0;
+    };
+    std::optional<uint64_t> sum;
+    // How many statistics, their names, their values: the layout ethtool's ioctls define.
+    std::vector<uint8_t> info(sizeof(ethtool_sset_info) + sizeof(uint32_t));
+    auto* si = reinterpret_cast<ethtool_sset_info*>(info.data());
+    si->cmd = ETHTOOL_GSSET_INFO;
+    si->sset_mask = 1ull << ETH_SS_STATS;
+    if (ethtool(si) && si->sset_mask) {
+        const uint32_t n = si->data[0];
+        std::vector<uint8_t> names(sizeof(ethtool_gstrings) + size_t{n} * ETH_GSTRING_LEN);
+        auto* gs = reinterpret_cast<ethtool_gstrings*>(names.data());
+        gs->cmd = ETHTOOL_GSTRINGS;
+        gs->string_set = ETH_SS_STATS;
+        gs->len = n;
+        std::vector<uint8_t> values(sizeof(ethtool_stats) + size_t{n} * sizeof(uint64_t));
+        auto* st = reinterpret_cast<ethtool_stats*>(values.data());
+        st->cmd = ETHTOOL_GSTATS;
+        st->n_stats = n;
+        if (ethtool(gs) && ethtool(st)) {
+            sum = 0;
+            for (uint32_t i = 0; i < n && i < gs->len && i < st->n_stats; ++i) {
+                const std::string name(reinterpret_cast<const char*>(gs->data) + size_t{i} * ETH_GSTRING_LEN,
+                                       strnlen(reinterpret_cast<const char*>(gs->data) + size_t{i} * ETH_GSTRING_LEN,
+                                               ETH_GSTRING_LEN));
+                if (name.starts_with("tx_queue_") && name.ends_with("_xdp_xmit_errors")) *sum += st->data[i];
+            }
+        }
+    }
+    close(fd);
+    return sum;
 }
 
 std::string veth_peer(const std::string& ifname) {

@@ -22,6 +22,10 @@ struct NetdevInfo {
 NetdevInfo netdev_info(const std::string& ifname);
 // The name of a veth's peer when it is in this network namespace, "" otherwise.
 std::string veth_peer(const std::string& ifname);
+// A veth's frames that XDP redirected into its peer (live frames, XDP_REDIRECT) and that the
+// peer's full ring refused: ethtool's tx_queue_N_xdp_xmit_errors, summed. The kernel counts
+// them twice, in this veth's tx_dropped and in its peer's rx_dropped. nullopt when unreadable.
+std::optional<uint64_t> veth_xdp_xmit_errors(const std::string& ifname);
 // True when the interface carries a default route (IPv4 or IPv6) in this namespace.
 bool carries_default_route(const std::string& ifname);
 
