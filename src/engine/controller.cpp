@@ -256,11 +256,7 @@ void Trial::control_loop() {
             }
             if (tx_end_ >= 0) {
                 if (!spec_.rx_enabled()) return;
-                // Drained: everything sent has arrived, or nothing new came for a quiet period
-                // (100 ms, or twice the worst latency seen, whichever is longer), or --drain
-                // expired. Until a first frame arrived there is no quiet period: frames may
-                // still be on their way.
-                if (s.t - drain_start_ >= spec_.drain_s) return;
+                if (s.t - drain_start_ >= spec_.drain_s) return;  // --drain expired
                 // linerate connect: drained once no handshake waits for its answer and no
                 // connection for its close; silence says nothing, a listener may be slow to
                 // close (its --timeout is the drain).
@@ -271,6 +267,9 @@ void Trial::control_loop() {
                     if (settled_reads >= 2) return;
                     continue;
                 }
+                // Drained: everything sent has arrived, or nothing new came for a quiet period
+                // (100 ms, or twice the worst latency seen, whichever is longer). Until a first
+                // frame arrived there is no quiet period: frames may still be on their way.
                 const bool all_in =
                     stats::total(res_.ids, s, Dir::rx).unique >= stats::total(res_.ids, s, Dir::tx).packets;
                 const double window = std::min(std::max(0.1, 2 * max_latency_s_), spec_.drain_s);

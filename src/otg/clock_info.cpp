@@ -150,8 +150,6 @@ ClockInfo read_clock_info() {
     return c;
 }
 
-
-
 nlohmann::json clock_json(const ClockInfo& c) {
     nlohmann::json sync = {{"source", c.sync.source}, {"synchronised", c.sync.synchronised}, {"detail", c.sync.detail}};
     if (c.sync.bound_ns) sync["bound_ns"] = *c.sync.bound_ns;

@@ -74,9 +74,7 @@ J connect_json(const std::vector<result::ConnectResult>& v) {
     stats::ConnectCounts all;
     for (const auto& q : v) {
         all += q.counts;
-        J buckets = J::array();
-        for (const auto& b : q.handshake_buckets)
-            buckets.push_back({{"lower_ns", b.lower_ns}, {"upper_ns", b.upper_ns}, {"count", b.count}});
+        const J buckets = json_array(latency_bucket_fields(), q.handshake_buckets);
         queues.push_back({{"port", q.port},
                           {"queue", q.queue},
                           {"counts", counts_json(q.counts)},

@@ -67,11 +67,6 @@ void print_impair_summary(std::FILE* out, const result::TrialResult& r) {
 
 J impair_json(const std::vector<result::ImpairResult>& v) {
     J a = J::array();
-    const auto buckets_json = [](const std::vector<result::LatencyBucket>& v) {
-        J a = J::array();
-        for (const auto& b : v) a.push_back({{"lower_ns", b.lower_ns}, {"upper_ns", b.upper_ns}, {"count", b.count}});
-        return a;
-    };
     for (const auto& d : v) {
         a.push_back({{"from", d.from},
                      {"to", d.to},
@@ -81,9 +76,9 @@ J impair_json(const std::vector<result::ImpairResult>& v) {
                      {"unsent", d.unsent},
                      {"ingress_host_dropped", d.ingress_host_dropped},
                      {"held_time", latency_json(d.held_time)},
-                     {"held_time_buckets", buckets_json(d.held_buckets)},
+                     {"held_time_buckets", json_array(latency_bucket_fields(), d.held_buckets)},
                      {"late_time", latency_json(d.late_time)},
-                     {"late_time_buckets", buckets_json(d.late_buckets)}});
+                     {"late_time_buckets", json_array(latency_bucket_fields(), d.late_buckets)}});
     }
     return a;
 }
