@@ -50,8 +50,13 @@ struct lr_sink_stream {
 struct lr_live_stream {
     __u64 seq;      /* the next sequence = frames produced so far */
     __u64 base_sum; /* one's-complement sum of the template's L4 words (sequence, timestamp 0) */
-    __u64 pad[6];
+    __u64 ts;       /* the last clock reading (48 bits), shared by the next ts_left frames */
+    __u32 ts_left;  /* frames that may still take ts: user space zeroes it before each run */
+    __u32 ts_every; /* frames per clock reading: divides the kernel's batch, so no stamp is
+                     * shared across a batch's flush; at most LR_LIVE_TS_EVERY */
+    __u64 pad[4];
 };
+#define LR_LIVE_TS_EVERY 8 /* a power of two */
 /* The largest frame (without FCS) a live-frames run carries: one page less the XDP headroom
  * and the kernel's shared info (320 bytes on x86-64). */
 #define LR_LIVE_MAX_FRAME 3520

@@ -7,6 +7,9 @@
 #include <linux/bpf.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "../unit/wire_fixtures.h"
 #include "backend/afxdp/live_tx.h"
 #include "backend/afxdp/xdp_prog.h"
@@ -177,6 +180,55 @@ TEST_F(Programs, TheLiveFramesProgramSignsEachCopyExactly) {
             EXPECT_EQ(prog.produced(stream), start + 5);
         }
     }
+}
+
+TEST(LiveFramesClock, OneReadingServesAPowerOfTwoThatDividesTheBatch) {
+    EXPECT_EQ(afxdp::frames_per_clock_reading(128), 8u);
+    EXPECT_EQ(afxdp::frames_per_clock_reading(256), 8u);
+    EXPECT_EQ(afxdp::frames_per_clock_reading(100), 4u);
+    EXPECT_EQ(afxdp::frames_per_clock_reading(6), 2u);
+    EXPECT_EQ(afxdp::frames_per_clock_reading(33), 1u);
+    EXPECT_EQ(afxdp::frames_per_clock_reading(1), 1u);
+}
+
+// The program reads the clock for the first of every ts_every frames of a stream, and again
+// for a run's first frame (restart_clock): frames run 200 us apart here, so a stamp shared
+// beyond its group, or carried into the next run, would show as an equal stamp.
+TEST_F(Programs, TheLiveFramesProgramReadsTheClockOncePerGroupAndPerRun) {
+    packet::FrameSpec fs;
+    fs.frame_size = 64;
+    const auto l = packet::sig_layout(fs);
+    ASSERT_EQ(l.level, packet::SigLevel::seq_ts);
+    afxdp::LiveTxProgram prog(1, l, true, 4, 60);
+    prog.set_batch(128);
+    auto tpl = packet::build_frame(fs);
+    tpl.resize(60);
+    packet::sig_init(tpl, l, 4242, 2);
+    worker::WorkerConfig w;
+    w.tx.streams = {2};
+    w.tx.templates = {tpl};
+    prog.reset(w);
+    auto stamp = [&] {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        const auto r = run(prog.prog_fd(), tpl);
+        EXPECT_EQ(r.action, XDP_REDIRECT);
+        const auto info = packet::sig_classify(r.out.data(), r.out.size(), 4242, 4);
+        EXPECT_EQ(info.cls, packet::FrameClass::ours) << "the checksum verifies with a shared stamp too";
+        return info.ts_ns;
+    };
+    std::vector<uint64_t> ts;
+    for (int i = 0; i < 20; ++i) ts.push_back(stamp());
+    for (int i = 1; i < 20; ++i) {
+        if (i % 8 == 0)
+            EXPECT_GT(ts[i], ts[i - 1]) << "frame " << i << " starts a group: a fresh reading";
+        else
+            EXPECT_EQ(ts[i], ts[i - 1]) << "frame " << i << " shares its group's reading";
+    }
+    prog.restart_clock(2);
+    const uint64_t after_restart = stamp();
+    EXPECT_GT(after_restart, ts.back()) << "a run's first frame reads the clock";
+    EXPECT_EQ(stamp(), after_restart);
+    EXPECT_EQ(prog.produced(2), 22u);
 }
 
 TEST_F(Programs, TheLiveFramesProgramCountsPlainFramesPerCpu) {

@@ -28,6 +28,7 @@
 namespace lr::afxdp {
 
 static_assert(sizeof(lr_live_stream) == 64, "one cache line per stream, shared with bpf/xdp_live_tx.bpf.c");
+static_assert((LR_LIVE_TS_EVERY & (LR_LIVE_TS_EVERY - 1)) == 0, "frames per clock reading: a power of two");
 
 namespace {
 
@@ -115,7 +116,19 @@ void LiveTxProgram::reset(const worker::WorkerConfig& w) {
         auto& s = streams_[keys[k]];
         __atomic_store_n(&s.seq, 0, __ATOMIC_RELAXED);
         s.base_sum = sign_ && k < w.tx.templates.size() ? template_sum(w.tx.templates[k], layout_) : 0;
+        s.ts_left = 0;
+        s.ts_every = frames_per_clock_reading(batch_);
     }
+}
+
+uint32_t frames_per_clock_reading(uint32_t batch) {
+    // The largest power of two that divides the batch, at most LR_LIVE_TS_EVERY: a run starts
+    // a batch, so every clock reading then serves frames of one batch only.
+    return std::min<uint32_t>(LR_LIVE_TS_EVERY, batch & (~batch + 1));
+}
+
+void LiveTxProgram::restart_clock(uint32_t key) const {
+    if (key < nstreams_) __atomic_store_n(&streams_[key].ts_left, 0, __ATOMIC_RELAXED);
 }
 
 void LiveTxProgram::set_next(uint32_t key, uint64_t seq, uint16_t base_sum) {
@@ -164,6 +177,8 @@ bool LiveQueueOps::send(size_t flow, uint64_t n) {
     opts_.data_in = t_.templates[flow].data();
     opts_.data_size_in = t_.frame_len;
     opts_.repeat = static_cast<int>(n);
+    // The run's first frame reads the clock: no stamp from before this call (a pacer's wait).
+    if (p_.signs() && flow < t_.streams.size()) p_.restart_clock(t_.streams[flow]);
     // A pending signal ends the kernel's loop (EINTR): the stop, not an error.
     return bpf_prog_test_run_opts(p_.prog_fd(), &opts_) == 0 || errno == EINTR;
 }

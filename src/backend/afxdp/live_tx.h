@@ -46,6 +46,8 @@ public:
     // Frames the program produced for entry `key` (a stream's next sequence). Read without a
     // system call.
     uint64_t produced(uint32_t key) const;
+    // A run starts: its first frame of stream `key` reads the clock afresh.
+    void restart_clock(uint32_t key) const;
     // Tests: the next sequence of entry `key` (near a carry, or the 2^48 wrap).
     void set_next(uint32_t key, uint64_t seq, uint16_t base_sum);
 
@@ -58,6 +60,10 @@ private:
     packet::SigLayout layout_;
     bool sign_ = false;
 };
+
+// Frames that share one clock reading in a batch of `batch` (the program reads the kernel's
+// clock for the first of them): a power of two dividing the batch, at most LR_LIVE_TS_EVERY.
+uint32_t frames_per_clock_reading(uint32_t batch);
 
 using spec::kLiveMaxFrame;  // the largest frame (FCS included) the kernel's live-frames mode carries
 
