@@ -2,8 +2,8 @@
 exact counts for UDP and TCP, IPv4 and IPv6, minimum and larger frames, signed frames measured
 by a linerate receiver (loss, latency) and counted by the receiving veth's XDP program; several
 flows per queue; a stop on SIGINT with every loss accounted to this host and nothing left
-behind (how soon: test_timing.py's, on runs of stop_on_sigint); jumbo frames refused clearly. Paced at a quarter of what the test bed
-holds, at most 200 kpps."""
+behind (how soon: test_timing.py's, on runs of stop_on_sigint); jumbo frames refused clearly.
+Paced at a quarter of what the test bed holds, at most 200 kpps."""
 import os
 import signal
 import tempfile
