@@ -355,7 +355,8 @@ void TrafficService::start_flows(const std::vector<size_t>& flows, std::vector<s
             r.start_no += 1;
             r.tx = Transmit::started;
             r.in_trial = true;
-            r.sent_all_t = r.stop_t = -1;
+            r.sent_all_t = r.stop_t = r.rx_change_t = -1;
+            r.rx_seen = 0;
             r.last = {};
             control_->gates->set(i, r.start_no, GateState::open);
         }
@@ -374,7 +375,8 @@ void TrafficService::start_flows(const std::vector<size_t>& flows, std::vector<s
         r.in_trial = false;
         r.start_no = 0;
         r.base = {};
-        r.sent_all_t = r.stop_t = -1;
+        r.sent_all_t = r.stop_t = r.rx_change_t = -1;
+        r.rx_seen = 0;
     }
     for (size_t i : flows) {
         auto& r = runs_[i];
@@ -564,20 +566,25 @@ void TrafficService::on_live(const std::vector<stats::QueueId>& ids, const stats
         auto& r = runs_[i];
         if (!r.in_trial) continue;
         const auto n = live_numbers(streams[i]).since(r.base);
+        if (n.frames_rx != r.rx_seen) r.rx_seen = n.frames_rx, r.rx_change_t = s.t;
+        // A drain ends when all it sent is in, or nothing more came for the window (counted from
+        // the flow's last arrival, as a trial's drain is: a receiver that waited for its core
+        // is still delivering), or --drain ran out.
         const double window = drain_window(static_cast<double>(n.lat_max_ns), drain);
+        const auto drained = [&](double since) {
+            return n.frames_rx >= n.frames_tx || s.t - std::max(since, r.rx_change_t) >= window ||
+                   s.t - since >= drain;
+        };
         if (r.tx == Transmit::started && r.counted && !r.remote_tx) {
             const auto& st = session_spec_.streams[i];
             const uint64_t count = st.count.value_or(0);
             if (r.sent_all_t < 0 && control_->gates->shares_done(i, r.start_no) >= r.shares) r.sent_all_t = s.t;
-            // Stopped by itself: all it sent is in (as the same view counts it), or its frames
-            // had the drain window to arrive.
-            if (r.sent_all_t >= 0 && (count == 0 || n.frames_tx >= count) &&
-                (n.frames_rx >= n.frames_tx || s.t - r.sent_all_t >= window))
+            // Stopped by itself: once drained (as the same view counts it).
+            if (r.sent_all_t >= 0 && (count == 0 || n.frames_tx >= count) && drained(r.sent_all_t))
                 r.tx = Transmit::stopped;
         }
         // Stopped by a request: once the views show its last frames sent and in.
-        if (r.stop_t >= 0 && s.t - r.stop_t >= 2 * period && (n.frames_rx >= n.frames_tx || s.t - r.stop_t >= window))
-            r.stop_t = -1;
+        if (r.stop_t >= 0 && s.t - r.stop_t >= 2 * period && drained(r.stop_t)) r.stop_t = -1;
     }
     if (!busy() && !control_->end_tx) control_->end_tx = true;  // nothing left to send: the trial ends
     cv_.notify_all();

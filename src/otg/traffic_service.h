@@ -104,6 +104,8 @@ private:
         bool counted = false;      // ends by itself (a count or bursts)
         double sent_all_t = -1;    // trial clock when every queue had sent its count
         double stop_t = -1;        // trial clock when it was stopped (draining until its frames are in)
+        uint64_t rx_seen = 0;      // frames received at the last live view that brought some
+        double rx_change_t = -1;   // and its trial clock: a drain's quiet period counts from it
         FlowNumbers base;          // taken off the running trial's numbers (started again in it)
         FlowNumbers last;          // shown outside the running trial: its latest trial's, final
         bool in_trial = false;
