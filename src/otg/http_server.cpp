@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 #include <sys/socket.h>
+#include <thread>
 
 #include "otg/metrics_reply.h"
 #include "otg/otg_error.h"
@@ -216,8 +217,20 @@ void HttpServer::bind() {
         throw EnvError(fmt::format("couldn't listen on {}:{} (in use, or not an address of this host)", o_.host, o_.port));
 }
 
-void HttpServer::serve() { server_->listen_after_bind(); }
+// cpp-httplib's stop() does nothing unless the listen loop already runs, so a stop that came
+// first (a signal right after the server printed its address) would be lost and the server would
+// accept forever. serve() marks itself in before it looks for a stop; stop() marks the stop
+// before it looks for serve(): whichever comes second sees the other.
+void HttpServer::serve() {
+    in_serve_ = true;
+    if (!stop_asked_) server_->listen_after_bind();
+    in_serve_ = false;
+}
 
-void HttpServer::stop() { server_->stop(); }
+void HttpServer::stop() {
+    stop_asked_ = true;
+    while (in_serve_ && !server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    server_->stop();
+}
 
 }  // namespace lr::otg

@@ -4,6 +4,7 @@
 // (application/octet-stream) and /metrics (text/plain). Errors are {code, kind, errors}, each
 // error naming the JSON path of what was refused. Bodies above a limit are refused (413).
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,7 +44,9 @@ public:
     ~HttpServer();
     // Binds; throws EnvError naming the address and the reason.
     void bind();
-    // Serves until stop() (from another thread or a signal's watcher).
+    // Serves until stop() (from another thread or a signal's watcher). A stop asked before
+    // serve() began, or while it is entering its loop, still ends it: serve() then returns at once
+    // or stop() waits until the loop can be stopped.
     void serve();
     void stop();
     std::string url() const;
@@ -58,6 +61,8 @@ private:
     std::function<nlohmann::json(const std::string&)> procedure_;
     ServerOptions o_;
     std::unique_ptr<httplib::Server> server_;
+    std::atomic<bool> stop_asked_{false};  // stop() was called
+    std::atomic<bool> in_serve_{false};    // serve() is between its check of stop_asked_ and its return
 };
 
 }  // namespace lr::otg
