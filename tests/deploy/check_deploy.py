@@ -418,7 +418,11 @@ def controller_loads_the_map(rep, kdir):
                               f"127.0.0.1:{port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         first = p.stdout.readline()
         p.send_signal(signal.SIGINT)
-        rest, _ = p.communicate(timeout=30)
+        try:
+            rest, _ = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()  # a server that ignored its stop is a failure, not a process left behind
+            rest = p.communicate()[0] + "\n(no exit 30 s after SIGINT: killed)"
         rep.check(first.startswith("linerate serve: OTG API") and p.returncode == 0,
                   "the controller starts with the ConfigMap's location map and stops on SIGINT",
                   f"exit {p.returncode}: {first}{rest}")
