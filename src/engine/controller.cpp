@@ -7,6 +7,7 @@
 
 #include "engine/aggregate.h"
 #include "engine/connect_results.h"
+#include "engine/drain_rule.h"
 #include "engine/impair_results.h"
 #include "engine/interrupt.h"
 #include "engine/latency_collector.h"
@@ -256,7 +257,8 @@ void Trial::control_loop() {
             }
             if (tx_end_ >= 0) {
                 if (!spec_.rx_enabled()) return;
-                if (s.t - drain_start_ >= spec_.drain_s) return;  // --drain expired
+                const DrainRule drain(drain_start_, spec_.drain_s, max_latency_s_);
+                if (drain.expired(s.t)) return;
                 // linerate connect: drained once no handshake waits for its answer and no
                 // connection for its close; silence says nothing, a listener may be slow to
                 // close (its --timeout is the drain).
@@ -267,22 +269,20 @@ void Trial::control_loop() {
                     if (settled_reads >= 2) return;
                     continue;
                 }
-                // Drained: everything sent has arrived, or nothing new came for a quiet period
-                // (100 ms, or twice the worst latency seen, whichever is longer). Until a first
-                // frame arrived there is no quiet period: frames may still be on their way.
+                // Drained: everything sent has arrived, or nothing new came for the quiet window.
+                // Until a first frame arrived there is no quiet period: frames may still be on
+                // their way.
                 const bool all_in =
                     stats::total(res_.ids, s, Dir::rx).unique >= stats::total(res_.ids, s, Dir::tx).packets;
-                const double window = std::min(std::max(0.1, 2 * max_latency_s_), spec_.drain_s);
-                const bool quiet = traffic_seen && s.t - std::max(rx_last_change, drain_start_) >= window;
-                if (all_in || quiet) return;
+                if (all_in || (traffic_seen && drain.quiet(s.t, rx_last_change))) return;
             }
         } else {
             // A controlled trial that only receives (an engine counting another engine's
             // frames) ends when its controller says, once nothing new came for the quiet window.
             if (control_ && control_->end_tx.load(std::memory_order_acquire)) {
                 if (drain_start_ < 0) drain_start_ = s.t;
-                const double window = std::min(std::max(0.1, 2 * max_latency_s_), spec_.drain_s);
-                if (s.t - std::max(rx_last_change, drain_start_) >= window || s.t - drain_start_ >= spec_.drain_s) return;
+                const DrainRule drain(drain_start_, spec_.drain_s, max_latency_s_);
+                if (drain.quiet(s.t, rx_last_change) || drain.expired(s.t)) return;
             }
             if (s.t >= spec_.duration_s) return;
             if (spec_.count && rx_now >= *spec_.count) return;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "backend/backend.h"
+#include "engine/drain_rule.h"
 #include "otg/clock_info.h"
 #include "otg/view_json.h"
 #include "report/pcap_sink.h"
@@ -34,9 +35,6 @@ uint64_t monotonic_ns() {
 [[noreturn]] void refuse_opening(const Error& e) {
     throw OtgError("ports", e.what(), e.code() == ExitCode::usage ? 400 : 500);
 }
-
-// How long a flow's frames may still be on their way: the drain window of a trial.
-double drain_window(double lat_max_ns, double drain_s) { return std::min(std::max(0.1, 2 * lat_max_ns * 1e-9), drain_s); }
 
 }  // namespace
 
@@ -567,13 +565,10 @@ void TrafficService::on_live(const std::vector<stats::QueueId>& ids, const stats
         if (!r.in_trial) continue;
         const auto n = live_numbers(streams[i]).since(r.base);
         if (n.frames_rx != r.rx_seen) r.rx_seen = n.frames_rx, r.rx_change_t = s.t;
-        // A drain ends when all it sent is in, or nothing more came for the window (counted from
-        // the flow's last arrival, as a trial's drain is: a receiver that waited for its core
-        // is still delivering), or --drain ran out.
-        const double window = drain_window(static_cast<double>(n.lat_max_ns), drain);
+        // A flow drains by a trial's rule, from the moment it stopped sending.
         const auto drained = [&](double since) {
-            return n.frames_rx >= n.frames_tx || s.t - std::max(since, r.rx_change_t) >= window ||
-                   s.t - since >= drain;
+            const engine::DrainRule rule(since, drain, static_cast<double>(n.lat_max_ns) * 1e-9);
+            return n.frames_rx >= n.frames_tx || rule.quiet(s.t, r.rx_change_t) || rule.expired(s.t);
         };
         if (r.tx == Transmit::started && r.counted && !r.remote_tx) {
             const auto& st = session_spec_.streams[i];
