@@ -42,7 +42,7 @@ PY
 }
 tests=$([[ $mode == all ]] && echo true || echo false)
 if [[ $mode == binary ]]; then
-    printf 'building build/src/linerate and its XDP programs%s (about a minute on 2 cores)… ' \
+    printf 'building build/src/linerate and its XDP programs%s (2-3 minutes on 2 cores)… ' \
         "$([[ $dpdk == enabled ]] && echo ", with DPDK,")"
     targets=(src/linerate)
 else
