@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,7 @@ public:
         std::string key;  // empty: a part spread into the object that holds it
         std::function<Json(const T&)> json;
         std::vector<std::string> columns;                         // CSV columns (a value: its key)
-        std::function<void(const T&, std::vector<Json>&)> cells;  // appends one cell per column
+        std::function<void(const T&, std::vector<Json>&)> cells;  // appends one cell per column (unset: json())
         When when;                                                // unset: always there
     };
 
@@ -43,11 +44,17 @@ public:
     static Field value(std::string key, Get get, When when = {}) {
         Field f;
         f.key = key;
-        f.json = [get](const T& x) { return Json(get(x)); };
+        if constexpr (std::is_empty_v<Get> && std::is_default_constructible_v<Get>) {
+            // A getter without state (a lambda capturing nothing) becomes a function pointer: every
+            // such field of a T then shares one std::function instantiation, which keeps the
+            // compile time of the long field lists down.
+            f.json = &json_of<Get>;
+        } else {
+            f.json = [get](const T& x) { return Json(get(x)); };
+        }
         f.columns = {std::move(key)};
-        f.cells = [get](const T& x, std::vector<Json>& out) { out.emplace_back(get(x)); };
         f.when = std::move(when);
-        return f;
+        return f;  // its one cell: the JSON value
     }
 
     // A part under `key`, written with `sub`: get(x) is a std::optional<U> or a pointer to a U
@@ -106,8 +113,10 @@ public:
         for (const auto& f : fields_) {
             if (f.when && !f.when(x)) {
                 out.resize(out.size() + f.columns.size());
-            } else {
+            } else if (f.cells) {
                 f.cells(x, out);
+            } else {
+                out.push_back(f.json(x));
             }
         }
         return out;
@@ -143,6 +152,11 @@ public:
     }
 
 private:
+    template <class Get>
+    static Json json_of(const T& x) {
+        return Json(Get{}(x));
+    }
+
     std::vector<Field> fields_;
 };
 

@@ -350,3 +350,31 @@ TEST(ResultFields, TheTrialsCsvHasTheTrialLogFieldsAsTheReportsTrials) {
     EXPECT_NE(csv.find(",\"bisect, between 1 and 2\","), std::string::npos) << csv;
     EXPECT_NE(csv.find(",false,false,the generator fell short\n"), std::string::npos) << csv;
 }
+
+// Fields::value takes a getter that captures nothing (stored as a function pointer) or one that
+// does (stored as a closure): both write the same JSON value and the same one CSV cell, and a
+// condition that does not hold leaves the key out and the cell empty.
+TEST(ResultFields, ValueFieldsWithAndWithoutStateWriteTheSameJsonAndCells) {
+    struct Item {
+        int n;
+        bool shown;
+    };
+    using F = report::Fields<Item>;
+    const int offset = 1000;
+    const F fields{
+        F::value("plain", [](const Item& i) { return i.n; }),
+        F::value("offset", [offset](const Item& i) { return i.n + offset; }),
+        F::value("label", [](const Item& i) { return "n" + std::to_string(i.n); }),
+        F::value("shown_only", [](const Item& i) { return i.n * 2; }, [](const Item& i) { return i.shown; }),
+    };
+    EXPECT_EQ(fields.columns(), (std::vector<std::string>{"plain", "offset", "label", "shown_only"}));
+
+    const Item a{7, true};
+    EXPECT_EQ(fields.json(a), (J{{"plain", 7}, {"offset", 1007}, {"label", "n7"}, {"shown_only", 14}}));
+    EXPECT_EQ(fields.cells(a), (std::vector<J>{7, 1007, "n7", 14}));
+
+    const Item b{3, false};
+    EXPECT_EQ(fields.json(b), (J{{"plain", 3}, {"offset", 1003}, {"label", "n3"}}));
+    EXPECT_EQ(fields.cells(b), (std::vector<J>{3, 1003, "n3", nullptr}));
+    EXPECT_EQ(report::csv_table(fields, std::vector<Item>{a, b}), "plain,offset,label,shown_only\n7,1007,n7,14\n3,1003,n3,\n");
+}
