@@ -3,12 +3,13 @@
 #
 #   scripts/build.sh                  everything: the binary with DPDK, the unit, BPF and fuzz
 #                                     tests and the benchmarks (scripts/test.sh, scripts/fuzz.sh)
-#   scripts/build.sh binary [--dpdk]  only build/src/linerate and its XDP programs, without the DPDK
-#                                     backend unless --dpdk (scripts/demo.sh)
+#   scripts/build.sh binary [--dpdk]  only build/src/linerate and its XDP programs, without the OTG
+#                                     server and without the DPDK backend unless --dpdk
+#                                     (scripts/demo.sh)
 #   --no-deps                         leave the packages alone (scripts/deps.sh installs them)
 #
-# One build directory serves both: a build for the binary configures build/ with the tests and
-# DPDK off; a full build turns them on (nothing already built is compiled again). A binary build
+# One build directory serves both: a build for the binary configures build/ with the tests, the
+# OTG server and DPDK off; a full build turns them on (nothing already built is compiled again). A binary build
 # never turns off what build/ already has. Prints one line per step; the compiler's output goes
 # to build/build.log, shown when the build fails.
 set -euo pipefail
@@ -41,8 +42,9 @@ for o in json.load(open("build/meson-info/intro-buildoptions.json")):
 PY
 }
 tests=$([[ $mode == all ]] && echo true || echo false)
+otg=$([[ $mode == all ]] && echo enabled || echo disabled)
 if [[ $mode == binary ]]; then
-    printf 'building build/src/linerate and its XDP programs%s (2-3 minutes on 2 cores)… ' \
+    printf 'building build/src/linerate and its XDP programs%s (about 2 minutes on 2 cores)… ' \
         "$([[ $dpdk == enabled ]] && echo ", with DPDK,")"
     targets=(src/linerate)
 else
@@ -60,10 +62,11 @@ fail() {  # fail WHAT
     exit 1
 }
 if [[ ! -f build/build.ninja ]]; then
-    meson setup build --buildtype=release -Dtests=$tests -Ddpdk=$dpdk >> "$log" 2>&1 || fail "meson setup"
+    meson setup build --buildtype=release -Dtests=$tests -Ddpdk=$dpdk -Dotg=$otg >> "$log" 2>&1 || fail "meson setup"
 else
     set_opts=()
     [[ $tests == true && $(current tests) != true ]] && set_opts+=(-Dtests=true)
+    [[ $otg == enabled && $(current otg) != enabled ]] && set_opts+=(-Dotg=enabled)
     [[ $dpdk == enabled && $(current dpdk) != enabled ]] && set_opts+=(-Ddpdk=enabled)
     if ((${#set_opts[@]})); then
         meson configure build "${set_opts[@]}" >> "$log" 2>&1 || fail "meson configure"

@@ -4,7 +4,8 @@
 #   scripts/deps.sh binary   the linerate binary and its XDP programs (the afxdp backend): what
 #                            scripts/demo.sh needs
 #   scripts/deps.sh dpdk     the same and the DPDK backend (scripts/demo.sh --backend dpdk)
-#   scripts/deps.sh [all]    everything: DPDK, the test suite (gtest, scapy, tshark, chromium...),
+#   scripts/deps.sh release  the binary with DPDK and the OTG server (deploy/Dockerfile)
+#   scripts/deps.sh [all]    everything: DPDK, the OTG server, the test suite (gtest, scapy, tshark, chromium...),
 #                            the fuzzers and the benchmarks (scripts/test.sh)
 #
 # Idempotent: apt is not touched when everything is installed. Prints one line; apt's own output
@@ -16,11 +17,13 @@ set -euo pipefail
 BINARY=(
   g++ pkg-config meson ninja-build clang bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev prometheus-cpp-dev libcap-ng-dev
-  libcpp-httplib-dev libssl-dev libyaml-cpp-dev
   libjs-chart.js iproute2 python3
 )
 # The DPDK backend (about 215 packages with their dependencies: one per PMD and library).
 DPDK=(libdpdk-dev libnuma-dev)
+# The OTG server (linerate serve: HTTP(S) and the controller's YAML location map), which the
+# demo's build leaves out.
+OTG=(libcpp-httplib-dev libssl-dev libyaml-cpp-dev)
 # The test suite, the fuzzers and the benchmarks.
 TEST=(
   build-essential git llvm libclang-rt-14-dev xdp-tools dpdk dpdk-dev chromium
@@ -31,8 +34,9 @@ TEST=(
 case ${1:-all} in
   binary) want=("${BINARY[@]}"); what="the binary" ;;
   dpdk) want=("${BINARY[@]}" "${DPDK[@]}"); what="the binary with DPDK" ;;
-  all) want=("${BINARY[@]}" "${DPDK[@]}" "${TEST[@]}"); what="the binary, DPDK and the test suite" ;;
-  *) echo "usage: scripts/deps.sh [binary|dpdk|all]" >&2; exit 2 ;;
+  release) want=("${BINARY[@]}" "${DPDK[@]}" "${OTG[@]}"); what="the binary with DPDK and the OTG server" ;;
+  all) want=("${BINARY[@]}" "${DPDK[@]}" "${OTG[@]}" "${TEST[@]}"); what="the binary, DPDK, the OTG server and the test suite" ;;
+  *) echo "usage: scripts/deps.sh [binary|dpdk|release|all]" >&2; exit 2 ;;
 esac
 
 missing=()

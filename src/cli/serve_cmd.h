@@ -1,11 +1,15 @@
 // `linerate serve`: the Open Traffic Generator API over HTTP(S), so snappi (and any OTG
-// client) scripts drive linerate's ports (docs/otg.md).
+// client) scripts drive linerate's ports (docs/otg.md). cli/serve_cmd.cpp is the server;
+// cli/serve_absent.cpp stands in for it in a build without it (-Dotg=disabled).
 #pragma once
 #include <CLI/CLI.hpp>
 
 #include "cli/option_binding.h"
-#include "otg/http_server.h"
 #include "spec/options.h"
+
+namespace lr::otg {
+struct ServerOptions;
+}
 
 namespace lr::cli {
 

@@ -825,10 +825,11 @@ def check_dockerfile(dfile, ignore_file, needed):
                 f"{[(s['image'], s['name']) for s in st]}"], notes
     build, runtime = st
     runs = " && ".join(a for i, a in build["instrs"] if i == "RUN")
-    if "scripts/deps.sh dpdk" not in runs:
-        errors.append("the build stage must install the build's packages with scripts/deps.sh dpdk")
-    if "--buildtype=release" not in runs or "-Ddpdk=enabled" not in runs or "-Dtests=false" not in runs:
-        errors.append("the build stage must configure meson --buildtype=release -Ddpdk=enabled -Dtests=false")
+    if "scripts/deps.sh release" not in runs:
+        errors.append("the build stage must install the build's packages with scripts/deps.sh release")
+    if any(o not in runs for o in ("--buildtype=release", "-Ddpdk=enabled", "-Dotg=enabled", "-Dtests=false")):
+        errors.append("the build stage must configure meson --buildtype=release -Ddpdk=enabled -Dotg=enabled "
+                      "-Dtests=false")
     patterns = [l.strip() for l in open(ignore_file) if l.strip() and not l.startswith("#")]
     for i, a in build["instrs"]:
         if i != "COPY" or a.startswith("--from"):
@@ -890,7 +891,7 @@ def part_image(rep):
     if not errors:
         for n in notes:
             rep.ok(n)
-        rep.ok("stages debian:12 (scripts/deps.sh dpdk, meson release) and debian:12-slim; ENTRYPOINT "
+        rep.ok("stages debian:12 (scripts/deps.sh release, meson release) and debian:12-slim; ENTRYPOINT "
                "/usr/local/bin/linerate; what the build copies is in the context, build/ and .git are not")
 
     def broken(label, fname, old, new, needle, lint=False):
