@@ -44,6 +44,14 @@ def sh(*args, check=True, **kw):
     return subprocess.run(list(args), check=check, capture_output=True, text=True, **kw)
 
 
+def setup_failure(e):
+    """A failed setup step in one line: the command and what it said, or the error."""
+    if isinstance(e, subprocess.CalledProcessError):
+        said = (e.stderr or e.stdout or "").strip().replace("\n", "; ")
+        return f"`{' '.join(map(str, e.cmd))}` failed (exit {e.returncode}){': ' + said if said else ''}"
+    return str(e)
+
+
 def ns_exists(ns):
     return any(line.split()[0] == ns for line in sh("ip", "netns", "list", check=False).stdout.splitlines() if line)
 
@@ -535,7 +543,7 @@ def dut_command(args):
             bed.start_kernel_dut(pps, frame_size=size, queue=queue)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             bed.down()
-            sys.exit(f"testbed: the kernel DUT did not come up: {e}")
+            sys.exit(f"testbed: the kernel DUT did not come up: {setup_failure(e)}")
         print(f"kernel DUT {prefix} up: linerate sends on {bed.nsa}/{bed.ifa}, receives on {bed.nsa}/{bed.ifd}; "
               f"{bed.nsd}: bridge {bed.BRIDGE} ({bed.ifb} + {bed.ifc}), HTB {pps} frames/s of {size} bytes "
               f"towards {bed.ifd}, bucket {bed.kernel_dut['bucket']} frames, pfifo {queue} frames")
@@ -585,7 +593,12 @@ def main():
         sys.exit(2)
     if a.command == "up":
         reserve_hugepages(int(os.environ.get("LINERATE_HUGEPAGES", "1024")))
-        bed.up()
+        try:
+            bed.up()
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            bed.down()  # nothing half made is left behind
+            print(f"testbed: the veth pair did not come up: {setup_failure(e)}", file=sys.stderr)
+            sys.exit(3)
         with open(HUGEPAGES) as f:
             hp = f.read().strip()
         print(f"testbed {prefix} up: {bed.nsa}/{bed.ifa} 198.18.0.1 <-> {bed.nsb}/{bed.ifb} 198.18.0.2, "

@@ -210,3 +210,28 @@ def test_percent_without_line_rate():
 def test_range_step_quoted_whole():
     check('invalid --sizes "64:128:+0": the step "0"' in lr("sweep", "--tx", "p", "--sizes", "64:128:+0", expect_rc=2),
           "--sizes quoted whole")
+
+
+@pytest.mark.usefixtures("root")
+def test_testbed_setup_failure_is_one_line_and_leaves_nothing():
+    """A step of `testbed.sh up` that fails (here: half of the bed already made by someone else,
+    the peer missing) ends in one line naming the command and what it said, exit 3, and no
+    namespace left behind."""
+    prefix = unique("tf")
+    nsa, nsb = f"{prefix}-a", f"{prefix}-b"
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "testbed.sh")
+    subprocess.run(["ip", "netns", "add", nsa], check=True)
+    try:
+        subprocess.run(["ip", "-n", nsa, "link", "add", f"{prefix}0", "type", "veth", "peer", "name", f"{prefix}x"],
+                       check=True)
+        p = subprocess.run(["bash", script, "up", prefix], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "LINERATE_HUGEPAGES": "0"})
+        check(p.returncode == 3, f"exit {p.returncode}, expected 3\n{p.stdout}\n{p.stderr}")
+        err = p.stderr.strip()
+        check("Traceback" not in err and len(err.splitlines()) == 1, f"not one line:\n{err}")
+        check(err.startswith("testbed: the veth pair did not come up: `ip -n " + nsb) and f'"{prefix}1"' in err, err)
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+        check(nsa not in left and nsb not in left, f"namespaces left behind: {left}")
+    finally:
+        for ns in (nsa, nsb):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
