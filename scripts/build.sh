@@ -9,9 +9,9 @@
 #   --no-deps                         leave the packages alone (scripts/deps.sh installs them)
 #
 # One build directory serves both: a build for the binary configures build/ with the tests, the
-# OTG server and DPDK off; a full build turns them on (nothing already built is compiled again). A binary build
-# never turns off what build/ already has. Prints one line per step; the compiler's output goes
-# to build/build.log, shown when the build fails.
+# OTG server and DPDK off; a full build turns them on (nothing already built is compiled again).
+# A binary build never turns off what build/ already has. Prints one line per step; the
+# compiler's output goes to build/build.log, shown when the build fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
