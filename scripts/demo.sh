@@ -45,7 +45,7 @@ run_pair() {
     nonce=$(( (RANDOM << 17 | RANDOM << 2 | RANDOM & 3) & 0xffffffff ))  # the run's 32-bit identity
     read -r -a rx <<< "$2"
     read -r -a tx <<< "$3"
-    rx+=(--duration $((secs + 30))s --stop-when-idle --drain 1s --nonce "$nonce" --json "$out/$name-rx.json")
+    rx+=(--duration $((secs + 30))s --stop-when-idle --drain 500ms --nonce "$nonce" --json "$out/$name-rx.json")
     tx+=(--duration "${secs}s" --nonce "$nonce" --json "$out/$name-tx.json")
     if [[ $backend == dpdk ]]; then  # linerate's options before the EAL arguments
         rx+=(--descriptors 4096 -- --vdev=net_af_xdp0,iface=lr1 --no-pci --lcores=0@1,1@0)
