@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job on the built-in test bed, from a fresh Debian 12 machine, in about 2½ minutes:
+# The main job on the built-in test bed, from a fresh Debian 12 machine, in under 2 minutes:
 # installs what the binary needs (nothing for the tests), builds only the binary and its XDP
 # programs (without the OTG server, which the runs do not use), brings up the veth pair between
 # two namespaces (lr-a/lr0 198.18.0.1 <-> lr-b/lr1 198.18.0.2), runs linerate twice, each run's
