@@ -62,8 +62,14 @@ run_pair() {
         kill -0 $rx_pid 2> /dev/null || { cat "$out/$name-rx.log"; exit 3; }
         sleep 0.1
     done
-    bash scripts/testbed.sh exec a -- "$LR" run "${tx[@]}" > "$out/$name-tx.log" 2>&1 ||
-        { cat "$out/$name-tx.log"; echo "demo: the sender failed (above)" >&2; }
+    # A run that ends with a verdict other than pass exits non-zero: the summary gives it. Without
+    # a report the sender failed outright: its output says why.
+    if ! bash scripts/testbed.sh exec a -- "$LR" run "${tx[@]}" > "$out/$name-tx.log" 2>&1 &&
+        [[ ! -s $out/$name-tx.json ]]; then
+        cat "$out/$name-tx.log"; echo "demo: the sender failed (above)" >&2
+        kill "$rx_pid" 2> /dev/null; wait "$rx_pid" || true
+        exit 3
+    fi
     wait $rx_pid || true
     ip netns exec lr-b cat /sys/class/net/lr1/statistics/rx_packets >> "$out/$name.kernel"
     python3 scripts/demo_summary.py "$out" "$name"

@@ -58,7 +58,8 @@ sink = port_rx.get("rx_mode") == "xdp counting sink"
 
 asked = tx["rate"].get("requested_pps") if isinstance(tx.get("rate"), dict) else None
 asked_txt = f" of {mpps(asked)} asked" if asked else ""
-dropped_txt = "none dropped by lr0" if not egress_dropped else f"{n(egress_dropped)} dropped by lr0"
+dropped_txt = ("none dropped by lr0" if not egress_dropped else
+               f"{n(egress_dropped)} dropped by lr0 (lr1's receive queue was full: the receiving side fell behind)")
 print(f"{pad}sent {n(sent)} frames in {tx['totals']['tx']['seconds']:.2f} s ({mpps(tx_pps)}{asked_txt}), {dropped_txt}")
 agree = "" if kernel == got else f" ({n(kernel - got)} more than counted: frames that were not this run's)"
 if sink:
