@@ -202,9 +202,11 @@ void account_losses(result::TrialResult& r, bool reflect) {
     const uint64_t host = a.egress_dropped + a.host_rx_dropped;
     a.unaccounted = a.lost > host ? a.lost - host : 0;
     if (a.egress_dropped && !r.loopback && !r.round_trip && !reflect)
-        r.violations.push_back(fmt::format("the egress device dropped {} of the {} frames linerate handed it: they "
-                                           "were counted as sent but never left (is the far end down?)",
-                                           a.egress_dropped, r.tx.packets));
+        r.violations.push_back(fmt::format(
+            "the egress device dropped {} of the {} frames linerate handed it: they were counted as sent but "
+            "never left (the far end down, or a queue beyond the device full: a veth drops what its peer "
+            "cannot take in)",
+            a.egress_dropped, r.tx.packets));
     else if (a.egress_dropped)
         r.notes.push_back(fmt::format("this host's egress device dropped {} frames linerate had handed it",
                                       a.egress_dropped));
