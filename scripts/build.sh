@@ -49,7 +49,7 @@ otg=$([[ $mode == all ]] && echo enabled || echo disabled)
 control_opt=$([[ $mode == all ]] && echo s || echo g)
 if [[ $mode == binary ]]; then
     printf 'building build/src/linerate and its XDP programs%s (about %s on 2 cores)… ' \
-        "$([[ $dpdk == enabled ]] && echo ", with DPDK,")" "$([[ $dpdk == enabled ]] && echo "2 minutes" || echo "a minute")"
+        "$([[ $dpdk == enabled ]] && echo ", with DPDK,")" "$([[ $dpdk == enabled ]] && echo "a minute and a half" || echo "a minute")"
     targets=(src/linerate)
 else
     printf 'building linerate, its tests, fuzzers and benchmarks (a few minutes on 2 cores)… '
