@@ -11,8 +11,8 @@
 # One build directory serves both: a build for the binary configures build/ with the tests, the
 # OTG server and DPDK off and its control code at -Og; a full build turns them on and the control
 # code back to -Os (the data path, -O3, is not compiled again). A binary build never turns off
-# what build/ already has. Prints one line per step; the
-# compiler's output goes to build/build.log, shown when the build fails.
+# what build/ already has. Prints one line per step; the compiler's output goes to
+# build/build.log, shown when the build fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
