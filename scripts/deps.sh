@@ -13,11 +13,12 @@
 set -euo pipefail
 
 # The binary: compilers, meson/ninja, clang and bpftool for the XDP programs and their skeletons,
-# the libraries it links, Chart.js (inlined into the HTML report), ip and python3 for the test bed.
+# the libraries it links, Chart.js (inlined into the HTML report), ip, sysctl and python3 for the
+# test bed.
 BINARY=(
   g++ pkg-config meson ninja-build clang bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libpcap-dev libtomlplusplus-dev prometheus-cpp-dev libcap-ng-dev
-  libjs-chart.js iproute2 python3
+  libjs-chart.js iproute2 procps python3
 )
 # The DPDK backend (about 215 packages with their dependencies: one per PMD and library).
 DPDK=(libdpdk-dev libnuma-dev)
@@ -28,7 +29,7 @@ OTG=(libcpp-httplib-dev libssl-dev libyaml-cpp-dev)
 TEST=(
   build-essential git llvm libclang-rt-14-dev xdp-tools dpdk dpdk-dev chromium
   libgtest-dev googletest libgmock-dev libbenchmark-dev python3-jsonschema python3-prometheus-client python3-pytest
-  ethtool tshark python3-scapy netsniff-ng iputils-ping procps util-linux python3-venv iperf3 python3-matplotlib
+  ethtool tshark python3-scapy netsniff-ng iputils-ping util-linux python3-venv iperf3 python3-matplotlib
 )
 
 case ${1:-all} in

@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -50,6 +51,18 @@ def setup_failure(e):
         said = (e.stderr or e.stdout or "").strip().replace("\n", "; ")
         return f"`{' '.join(map(str, e.cmd))}` failed (exit {e.returncode}){': ' + said if said else ''}"
     return str(e)
+
+
+def disable_ipv6(ns, *confs):
+    """No IPv6 autoconfiguration chatter (RS, MLD, DAD) on the test links: disable_ipv6 for each of
+    `confs` (`all`, `default`, an interface) in namespace `ns`. Without sysctl the bed would come
+    up with IPv6 on, whose frames meet the test's on the links: refused. A kernel without IPv6
+    has nothing to turn off."""
+    if not shutil.which("sysctl"):
+        raise RuntimeError("sysctl is missing (Debian's procps, which scripts/deps.sh installs): "
+                           "the bed needs it to keep IPv6 off its links")
+    for c in confs:
+        sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{c}.disable_ipv6=1", check=False)
 
 
 def ns_exists(ns):
@@ -100,9 +113,7 @@ class VethBed:
             sh("ip", "link", "add", self.ifa, "numtxqueues", q, "numrxqueues", q, "netns", self.nsa, "type", "veth",
                "peer", "name", self.ifb, "numtxqueues", q, "numrxqueues", q, "netns", self.nsb)
         for ns, ifc, addr in ((self.nsa, self.ifa, "198.18.0.1/15"), (self.nsb, self.ifb, "198.18.0.2/15")):
-            # No IPv6 autoconfiguration chatter (RS, MLD, DAD) on the test link.
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", check=False)
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{ifc}.disable_ipv6=1", check=False)
+            disable_ipv6(ns, "all", ifc)
             sh("ip", "-n", ns, "addr", "replace", addr, "dev", ifc)
             sh("ip", "-n", ns, "link", "set", ifc, "mtu", "1500", "up")
             sh("ip", "-n", ns, "link", "set", "lo", "up")
@@ -195,11 +206,10 @@ class DutBed(VethBed):
             if sh("ip", "-n", self.nsa, "link", "show", a, check=False).returncode != 0:
                 sh("ip", "link", "add", a, "netns", self.nsa, "type", "veth", "peer", "name", b, "netns", self.nsd)
         for ns in (self.nsa, self.nsd):
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", check=False)
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1", check=False)
+            disable_ipv6(ns, "all", "default")
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         for ns, ifc in ((self.nsa, self.ifa), (self.nsd, self.ifb), (self.nsd, self.ifc), (self.nsa, self.ifd)):
-            sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{ifc}.disable_ipv6=1", check=False)
+            disable_ipv6(ns, ifc)
             sh("ip", "-n", ns, "link", "set", ifc, "mtu", "1500", "up")
         self.wait_up()
 
@@ -255,7 +265,7 @@ class DutBed(VethBed):
         sh("ip", "-n", ns, "link", "add", br, "type", "bridge", "stp_state", "0", "forward_delay", "0",
            "mcast_snooping", "0")
         sh("ip", "-n", ns, "link", "set", br, "multicast", "off")  # no IGMP reports of its own
-        sh("ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{br}.disable_ipv6=1", check=False)
+        disable_ipv6(ns, br)
         for ifc in (self.ifb, self.ifc):
             sh("ip", "-n", ns, "link", "set", ifc, "master", br)
         sh("ip", "-n", ns, "link", "set", br, "up")
