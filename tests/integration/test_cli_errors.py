@@ -1,7 +1,9 @@
 """Bad input gets a precise message and exit code 2 before anything is sent; --help explains."""
 import os
+import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -213,6 +215,24 @@ def test_range_step_quoted_whole():
 
 
 @pytest.mark.usefixtures("root")
+def test_testbed_without_sysctl_refuses_and_leaves_nothing():
+    """Without `sysctl` (Debian's procps) the bed cannot turn IPv6 off its links: `testbed.sh up`
+    says so in one line, exits 3 and leaves no namespace (it used to come up with IPv6 on, whose
+    frames then met the test's)."""
+    prefix = unique("ts")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "testbed.sh")
+    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"  # ip, python3; not /usr/sbin's sysctl
+    if shutil.which("sysctl", path=path) or not shutil.which("ip", path=path):
+        pytest.skip(f"this host's PATH {path} has sysctl or lacks ip")
+    p = subprocess.run(["bash", script, "up", prefix], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "LINERATE_HUGEPAGES": "0", "PATH": path})
+    check(p.returncode == 3, f"exit {p.returncode}, expected 3\n{p.stdout}\n{p.stderr}")
+    err = p.stderr.strip()
+    check(len(err.splitlines()) == 1 and "sysctl is missing" in err and "procps" in err, err)
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    check(f"{prefix}-a" not in left and f"{prefix}-b" not in left, f"namespaces left behind: {left}")
+
+
 def test_testbed_setup_failure_is_one_line_and_leaves_nothing():
     """A step of `testbed.sh up` that fails (here: half of the bed already made by someone else,
     the peer missing) ends in one line naming the command and what it said, exit 3, and no
