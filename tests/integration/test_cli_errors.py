@@ -233,6 +233,7 @@ def test_testbed_without_sysctl_refuses_and_leaves_nothing():
     check(f"{prefix}-a" not in left and f"{prefix}-b" not in left, f"namespaces left behind: {left}")
 
 
+@pytest.mark.usefixtures("root")
 def test_testbed_setup_failure_is_one_line_and_leaves_nothing():
     """A step of `testbed.sh up` that fails (here: half of the bed already made by someone else,
     the peer missing) ends in one line naming the command and what it said, exit 3, and no
