@@ -37,6 +37,44 @@ inline uint64_t sum_native(const uint8_t* p, uint32_t len) {
     return s;
 }
 
+// The same sum (for a little-endian host) over 8-byte native words, kept as a 64-bit sum and the count of its carries
+// (an add and an add-with-carry a word), from `sum` and `carries`. 2^64 == 1 (mod 0xffff), so
+// a carry counts as 1 would.
+struct WideSum {
+    uint64_t sum = 0, carries = 0;
+    void add(uint64_t w) {
+        sum += w;
+        carries += sum < w;
+    }
+};
+// `len` is at least 8: the last 1-7 bytes are read as the 8 bytes that end the segment, the
+// ones already summed shifted out (what remains starts at an even offset, so its bytes pair as
+// the segment's words; an odd last byte is the low byte of a native word, as RFC 1071 pads it).
+inline WideSum sum_native_wide(const uint8_t* p, uint32_t len, WideSum acc) {
+    const uint8_t* const end = p + len;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        acc.add(w);
+    }
+    if (len) {
+        uint64_t w;
+        std::memcpy(&w, end - 8, 8);
+        acc.add(w >> (64 - 8 * len));
+    }
+    return acc;
+}
+
+// Whether a sum taken as above folds to 0xffff, the one's-complement sum of a segment whose
+// checksum is right: it is a multiple of 0xffff and not 0. The sum with its carries added
+// around keeps both properties (2^64 - 1 is a multiple of 0xffff, and only a sum of zeros
+// comes to 0): one multiply-based remainder instead of four folds.
+inline bool folds_to_ffff(WideSum acc) {
+    uint64_t s = acc.sum + acc.carries;
+    s += s < acc.carries;  // the carry goes around
+    return s != 0 && s % 0xffff == 0;
+}
+
 // `s` folded to 16 bits: the value in [1, 0xffff] congruent to it modulo 0xffff (0 for 0).
 inline uint32_t fold16(uint64_t s) {
     s = (s & 0xffffffffu) + (s >> 32);
@@ -106,9 +144,8 @@ inline int classify_fast(const uint8_t* p, uint32_t len, uint32_t nonce, uint32_
     if (!csum_verified) {
         uint64_t addrs;  // source and destination addresses
         std::memcpy(&addrs, ip + 12, 8);
-        const uint64_t sum = (addrs & 0xffffffffu) + (addrs >> 32) + __builtin_bswap16(17) +
-                             __builtin_bswap16(static_cast<uint16_t>(l4_len)) + detail::sum_native(l4, l4_len);
-        if (detail::fold16(sum) != 0xffff) return -1;
+        const uint64_t pseudo = __builtin_bswap16(17) + __builtin_bswap16(static_cast<uint16_t>(l4_len));
+        if (!detail::folds_to_ffff(detail::sum_native_wide(l4, l4_len, {addrs + pseudo, addrs + pseudo < pseudo}))) return -1;
     }
     s.seq = lr_rd48(sig + LR_UDP_SEQ);
     s.ts = lr_rd48(sig + LR_UDP_TS);

@@ -79,12 +79,16 @@ public:
     // Values at most `ns` (to the bucket: a bucket counts when its upper end is at most ns + 1).
     uint64_t count_at_most(uint64_t ns) const;
 
+    // Values below 2^(SubBits+1) are their own bucket; above, with 2^e <= ns < 2^(e+1), the
+    // range of exponent e starts at bucket (e - SubBits + 1) * kSub, and ns's top SubBits + 1
+    // bits (kSub plus the linear step) are its place there: both are one formula, without a
+    // branch, in terms of the shift e - SubBits (0 for the exact values).
     static unsigned bucket_of(uint64_t ns) {
-        if (ns < kSub) return static_cast<unsigned>(ns);
-        const unsigned e = static_cast<unsigned>(std::bit_width(ns)) - 1;  // 2^e <= ns < 2^(e+1)
-        if (e > kMaxExp) return kBuckets - 1;
-        const unsigned sub = static_cast<unsigned>((ns >> (e - kSubBits)) & (kSub - 1));
-        return (e - kSubBits + 1) * kSub + sub;
+        const unsigned e = static_cast<unsigned>(std::bit_width(ns | kSub)) - 1;  // at least kSubBits
+        if (e > kMaxExp) [[unlikely]]
+            return kBuckets - 1;
+        const unsigned shift = e - kSubBits;
+        return shift * kSub + static_cast<unsigned>(ns >> shift);
     }
     static uint64_t bucket_low(unsigned b);
     static uint64_t bucket_high(unsigned b);  // exclusive

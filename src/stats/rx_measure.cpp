@@ -4,7 +4,7 @@ namespace lr::stats {
 
 void RxMeasure::publish(QueueCounters& c) const {
     stats::publish(c.rx_ours, t_.ours);
-    stats::publish(c.rx_unique, t_.unique);
+    stats::publish(c.rx_unique, t_.unique());
     stats::publish(c.rx_foreign, t_.foreign);
     stats::publish(c.rx_stale, t_.stale);
     stats::publish(c.rx_malformed, t_.malformed);

@@ -76,6 +76,7 @@ public:
           flows_live_(out->flows_live.get()),
           tx_shift_(flow_totals && out->tx_clock_shift.size() >= streams ? out->tx_clock_shift.data() : nullptr) {
         out_->streams.resize(streams);
+        streams_ = out_->streams.data();
         if (totals_) out_->flow_totals.resize(streams);
         if (flows_live_) flows_live_->buf.resize(streams);
     }
@@ -100,7 +101,6 @@ public:
     void frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
         if (!sig_) {  // plain frames: each one counts as a distinct test frame
             ++t_.ours;
-            ++t_.unique;
             return;
         }
         lr_wire_sig s{};
@@ -108,20 +108,39 @@ public:
         const uint16_t wire = static_cast<uint16_t>(len + packet::kFcsLen);
         account(&cls, &s, &wire, 1);
     }
-    // The same in two steps, for a burst (worker/rx_step.h): classify every frame and fetch
-    // the tracking state its stream will touch (its sequence window's word, its jitter, its
-    // stream's latency bucket), then account for them all. With thousands of streams that
-    // state is not in cache; fetched a burst ahead, its misses overlap instead of stalling
-    // each frame in turn. Signed runs only.
-    // The fast lane inline, the general rules (every other frame) out of line.
+    // The same for a burst (worker/rx_step.h), in one of two ways. With a few streams, their
+    // state stays in cache: each frame is classified and accounted in turn (account_frames).
+    // With many, it does not: every frame of the burst is classified first and the state its
+    // stream will touch fetched (prefetch: its sequence window's word, its jitter, its stream's
+    // latency bucket), then all are accounted (account), so that the state's misses overlap
+    // instead of stalling each frame in turn. Signed runs only.
+    // At most this many streams (and no flows' totals) take the single pass.
+    static constexpr uint32_t kOnePassStreams = 16;
+    bool one_pass() const { return !totals_ && nstreams_ <= kOnePassStreams; }
+    // The fast lane inline, the general rules (every other frame) out of line. Only the latter
+    // sees `s`'s address, so that a caller's `s` may stay in registers.
     [[gnu::always_inline]] int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
         const int fast = packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s);
         if (fast >= 0) [[likely]]
             return fast;
-        return classify_general(p, len, csum_verified, s);
+        lr_wire_sig general;
+        const int cls = classify_general(p, len, csum_verified, general);
+        s = general;
+        return cls;
+    }
+    // The single pass's classification: LR_OURS for a frame the fast lane takes (its layout's
+    // constants then known where it is accounted), kAccounted for any other, which is
+    // classified by the general rules and accounted for here, out of line.
+    static constexpr int kAccounted = -1;
+    [[gnu::always_inline]] int classify_or_account(const uint8_t* p, uint32_t len, bool csum_verified,
+                                                   lr_wire_sig& s) {
+        if (packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s) >= 0) [[likely]]
+            return LR_OURS;
+        account_general(p, len, csum_verified);
+        return kAccounted;
     }
     void prefetch(const lr_wire_sig& s) const {
-        const auto& st = out_->streams[s.stream];  // classify checked s.stream < nstreams_
+        const auto& st = streams_[s.stream];  // classify checked s.stream < nstreams_
         st.seq.prefetch(s.seq);
         __builtin_prefetch(&st.jitter, 1);
         if (stream_lat_ && s.has_ts) {
@@ -131,17 +150,73 @@ public:
         }
     }
     // Accounts for `n` classified frames (their classes, signatures and sizes on the wire,
-    // FCS included). The queue's tallies
-    // and the latency totals are local through the burst, so the compiler keeps them in
-    // registers (the stores to the streams' state could otherwise alias them) and stores them
-    // once at the end.
+    // FCS included).
     void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire, uint32_t n) {
+        auto next = [&](uint32_t i, lr_wire_sig& s) {
+            s = sig[i];
+            return cls[i];
+        };
         if (totals_) [[unlikely]]
             account_with_totals(cls, sig, wire, n);
         else
-            account_burst<false>(cls, sig, wire, n);
+            account_frames<false>(n, nullptr, next);
     }
-    uint64_t unique() const { return t_.unique; }
+    // Accounts for a burst of `n` frames, where `next(i, s)` classifies frame i: returns its
+    // class and, for one of ours, fills its signature `s` (kAccounted: nothing left to do). `wire`: their sizes on the wire, read
+    // for the flows' totals only. What nearly every frame needs (one of ours, in order, with a
+    // timestamp) is kept in locals through the burst, which the compiler holds in registers
+    // (stores to the streams' state could alias members, not locals), and added once at the
+    // end; rarer outcomes (another class, a sequence out of order) go to the tallies out of line.
+    template <bool kTotals, class Next>
+    [[gnu::always_inline]] void account_frames(uint32_t n, const uint16_t* wire, Next&& next) {
+        StreamRx* const streams = streams_;
+        LatencyHistogram* const hist = lat_;
+        StreamLatency* const stream_lat = stream_lat_;
+        const uint16_t* const stream_of = stream_of_;
+        const uint64_t now48 = now48_;
+        uint64_t ours = 0;
+        LatencyHistogram::Totals lat;
+        for (uint32_t i = 0; i < n; ++i) {
+            lr_wire_sig s;
+            const int cls = next(i, s);
+            if (cls != LR_OURS) [[unlikely]] {
+                if (cls != kAccounted) count_other(cls);
+                continue;
+            }
+            ++ours;
+            auto& st = streams[s.stream];
+            [[maybe_unused]] FlowRxTotals* ft = nullptr;
+            if constexpr (kTotals) {
+                ft = &out_->flow_totals[s.stream];
+                ft->bytes += wire[i];
+                if (!ft->first_ns) ft->first_ns = now_;
+                ft->last_ns = now_;
+            }
+            const auto a = st.seq.arrive(s.seq, s.seq_bits);
+            if (a.kind != SeqTracker::Arrival::in_order || a.skipped) [[unlikely]]
+                count_out_of_order(a);
+            if (!s.has_ts) continue;
+            uint64_t ts = s.ts;
+            if constexpr (kTotals)
+                if (tx_shift_) ts = (ts + tx_shift_[s.stream]) & LR_SIG48_MASK;
+            const uint64_t l = (now48 - ts) & LR_SIG48_MASK;
+            if (l >= (uint64_t(1) << 47)) continue;  // a timestamp from the future would wrap: ignore it
+            hist->add_bucket(l);
+            lat.add(l);
+            st.jitter.add_transit(static_cast<int64_t>(l));
+            if constexpr (kTotals) {
+                ++ft->lat_n;
+                ft->lat_sum += l;
+                ft->lat_min = std::min(ft->lat_min, l);
+                ft->lat_max = std::max(ft->lat_max, l);
+            }
+            if (stream_lat) stream_lat[stream_of[s.stream]].add(l);
+        }
+        t_.ours += ours;
+        hist->add(lat);
+    }
+    // Distinct test frames received so far.
+    uint64_t unique() const { return t_.unique(); }
     // Queue totals, one relaxed store each (call once per burst).
     void publish(QueueCounters& c) const;
 
@@ -149,79 +224,52 @@ private:
     // Out of line, so the loop without the flows' totals stays as tight as it was.
     [[gnu::noinline]] void account_with_totals(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
                                                uint32_t n) {
-        account_burst<true>(cls, sig, wire, n);
+        account_frames<true>(n, wire, [&](uint32_t i, lr_wire_sig& s) {
+            s = sig[i];
+            return cls[i];
+        });
     }
-    template <bool kTotals>
-    [[gnu::always_inline]] void account_burst(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
-                                              uint32_t n) {
-        Tally t = t_;
-        LatencyHistogram::Totals lat;
-        for (uint32_t i = 0; i < n; ++i) {
-            switch (cls[i]) {
-                case LR_OURS: on_ours<kTotals>(t, lat, sig[i], wire[i]); break;
-                case LR_MALFORMED: ++t.malformed; break;
-                case LR_STALE:
-                    ++t.foreign;
-                    ++t.stale;
-                    break;
-                default: ++t.foreign; break;
-            }
+    // A frame the fast lane passed on, by the general rules.
+    [[gnu::noinline]] void account_general(const uint8_t* p, uint32_t len, bool csum_verified) {
+        lr_wire_sig g;
+        const int cls = classify_general(p, len, csum_verified, g);
+        account_frames<false>(1, nullptr, [&](uint32_t, lr_wire_sig& s) {
+            s = g;
+            return cls;
+        });
+    }
+    // A frame not of ours.
+    [[gnu::noinline]] void count_other(int cls) {
+        switch (cls) {
+            case LR_MALFORMED: ++t_.malformed; break;
+            case LR_STALE:
+                ++t_.foreign;
+                ++t_.stale;
+                break;
+            default: ++t_.foreign; break;
         }
-        t_ = t;
-        lat_->add(lat);
+    }
+    // One of ours that did not come next in its stream.
+    [[gnu::noinline]] void count_out_of_order(SeqTracker::Arrived a) {
+        switch (a.kind) {
+            case SeqTracker::Arrival::in_order: t_.gaps += a.skipped; break;  // sequences skipped
+            case SeqTracker::Arrival::reordered:
+                ++t_.reordered;
+                if (t_.gaps) --t_.gaps;  // it fills a gap counted earlier
+                break;
+            case SeqTracker::Arrival::duplicate: ++t_.dup; break;
+            case SeqTracker::Arrival::late: ++t_.late; break;
+        }
     }
     void copy_flows();
     [[gnu::noinline]] int classify_general(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const;
-    // The queue's tallies of what it received.
+    // The queue's tallies of what it received. `unique` is not kept: every frame of ours
+    // arrived in order, reordered (both unique), again (a duplicate) or too late.
     struct Tally {
         uint64_t ours = 0, foreign = 0, malformed = 0, stale = 0;
-        uint64_t dup = 0, reordered = 0, late = 0, unique = 0, gaps = 0;
+        uint64_t dup = 0, reordered = 0, late = 0, gaps = 0;
+        uint64_t unique() const { return ours - dup - late; }
     };
-    template <bool kTotals>
-    void on_ours(Tally& t, LatencyHistogram::Totals& lat_totals, const lr_wire_sig& r, uint16_t wire) {
-        ++t.ours;
-        auto& st = out_->streams[r.stream];
-        [[maybe_unused]] FlowRxTotals* ft = nullptr;
-        if constexpr (kTotals) {
-            ft = &out_->flow_totals[r.stream];
-            ft->bytes += wire;
-            if (!ft->first_ns) ft->first_ns = now_;
-            ft->last_ns = now_;
-        }
-        const uint64_t s = st.seq.extend(r.seq, r.seq_bits);
-        const auto& c = st.seq.counts();
-        const uint64_t next = c.any ? c.highest + 1 : 0;  // the sequence expected in order
-        switch (st.seq.add(s)) {
-            case SeqTracker::Arrival::in_order:
-                ++t.unique;
-                t.gaps += s - next;  // sequences skipped (0 when in order)
-                break;
-            case SeqTracker::Arrival::reordered:
-                ++t.unique, ++t.reordered;
-                if (t.gaps) --t.gaps;  // it fills a gap counted earlier
-                break;
-            case SeqTracker::Arrival::duplicate: ++t.dup; break;
-            case SeqTracker::Arrival::late: ++t.late; break;
-        }
-        if (r.has_ts) {
-            uint64_t ts = r.ts;
-            if constexpr (kTotals)
-                if (tx_shift_) ts = (ts + tx_shift_[r.stream]) & LR_SIG48_MASK;
-            const uint64_t lat = (now48_ - ts) & LR_SIG48_MASK;
-            if (lat < (uint64_t(1) << 47)) {  // a timestamp from the future would wrap: ignore it
-                lat_->add_bucket(lat);
-                lat_totals.add(lat);
-                st.jitter.add_transit(static_cast<int64_t>(lat));
-                if constexpr (kTotals) {
-                    ++ft->lat_n;
-                    ft->lat_sum += lat;
-                    ft->lat_min = std::min(ft->lat_min, lat);
-                    ft->lat_max = std::max(ft->lat_max, lat);
-                }
-                if (stream_lat_) stream_lat_[stream_of_[r.stream]].add(lat);
-            }
-        }
-    }
 
     bool sig_;
     bool totals_;
@@ -229,6 +277,7 @@ private:
     int nonce_mode_;  // the fast lane checks all 32 bits; a frame it passes on is checked as this says
     uint32_t nstreams_;
     RxResult* out_;
+    StreamRx* streams_;  // out_->streams, sized once
     LatencyExchange* live_;
     LatencyHistogram* lat_;
     const uint16_t* stream_of_;

@@ -60,4 +60,11 @@ SeqTracker::Arrival SeqTracker::add_slow(uint64_t s) {
     return Arrival::reordered;
 }
 
+SeqTracker::Arrived SeqTracker::arrive_slow(uint64_t wire, unsigned bits) {
+    const uint64_t s = extend(wire, bits);
+    const uint64_t next = c_.any ? c_.highest + 1 : 0;  // the sequence expected in order
+    const Arrival a = add(s);
+    return {a, a == Arrival::in_order ? s - next : 0};
+}
+
 }  // namespace lr::stats

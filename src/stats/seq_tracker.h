@@ -41,6 +41,23 @@ public:
         }
         return add_slow(s);
     }
+    // extend() and add() in one, for the receive path: what the arrival of wire sequence
+    // `wire` was, and for an arrival in order the sequences it jumped over (0: the next one).
+    // The next sequence, the common case, inline; everything else out of line.
+    struct Arrived {
+        Arrival kind;
+        uint64_t skipped;
+    };
+    [[gnu::always_inline]] Arrived arrive(uint64_t wire, unsigned bits) {
+        const uint64_t next = c_.highest + 1;
+        if (c_.any && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) [[likely]] {
+            mark(next);
+            c_.highest = next;
+            ++c_.received;
+            return {Arrival::in_order, 0};
+        }
+        return arrive_slow(wire, bits);
+    }
     const Counts& counts() const { return c_; }
     // Asks for the state add() will touch for wire sequence `wire` (its counts and its word of
     // the window: the ring's 8192 bits divide 2^32 and 2^48, so the wire value finds the word).
@@ -58,6 +75,7 @@ private:
     void clear_range(uint64_t from, uint64_t to);  // [from, to)
     uint64_t extend_slow(uint64_t wire, unsigned bits) const;
     Arrival add_slow(uint64_t s);
+    [[gnu::noinline]] Arrived arrive_slow(uint64_t wire, unsigned bits);
 
     static constexpr uint64_t kWords = kWindow / 64 * 2;  // ring of bits, twice the window
     Counts c_;

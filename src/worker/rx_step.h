@@ -23,7 +23,7 @@ public:
         : r_(w.rx), c_(*w.rx_counters), meas_(r_.sign, r_.nonce, r_.streams, r_.result, r_.flow_totals,
                                                   r_.stack_responder ? LR_NONCE_SIG : LR_NONCE_EXACT),
           cap_(r_.result->capture.active() ? &r_.result->capture : nullptr),
-          sizes_(r_.result->sizes.empty() ? nullptr : r_.result->sizes.data()) {}
+          sizes_(r_.result->sizes.empty() ? nullptr : r_.result->sizes.data()), one_pass_(meas_.one_pass()) {}
 
     // One burst; returns the frames received (0: the queue was empty, and ops.idle() ran).
     template <RxQueueOps Ops>
@@ -49,9 +49,21 @@ public:
             for (uint32_t i = 0; i < n && i < kPrefetch; ++i) __builtin_prefetch(ops.data(i));
         }
         uint64_t b = 0;
-        if (r_.sign) {
-            // Classify the burst and fetch each test frame's tracking state, then account for
-            // every frame (stats::RxMeasure::classify): the state's misses overlap.
+        if (r_.sign && one_pass_) {
+            // A few streams: their state stays in cache, and each frame is classified and
+            // accounted in turn (stats::RxMeasure::account_frames).
+            meas_.account_frames<false>(n, nullptr, [&](uint32_t i, lr_wire_sig& s) {
+                if constexpr (kMeta)
+                    if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
+                if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
+                const uint64_t wb = ops.wire_bytes(i);
+                b += wb;
+                if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
+                return meas_.classify_or_account(ops.data(i), ops.len(i), ops.csum_verified(i), s);
+            });
+        } else if (r_.sign) {
+            // Many streams: classify the burst and fetch each test frame's tracking state, then
+            // account for every frame (stats::RxMeasure::classify): the state's misses overlap.
             for (uint32_t i = 0; i < n; ++i) {
                 if constexpr (kMeta)
                     if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
@@ -119,6 +131,7 @@ private:
     stats::BurstClock clk_;
     stats::FrameCapture* cap_;
     uint64_t* sizes_;  // sizes that vary: frames per size
+    bool one_pass_;    // classify and account each frame in turn (few streams)
     std::array<int8_t, kMaxBurstFrames> cls_;       // a burst's classes (LR_OURS, ...)
     std::array<lr_wire_sig, kMaxBurstFrames> sig_;  // and signatures, between the two passes
     std::array<uint16_t, kMaxBurstFrames> wire_;     // and sizes on the wire (FCS included)

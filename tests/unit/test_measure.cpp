@@ -113,6 +113,25 @@ TEST(Histogram, BucketsCoverTheRangeMonotonically) {
     }
 }
 
+// Every bucket's first and last value map to it, and nothing beyond the range escapes the
+// last bucket: the bucket formula against bucket_low/bucket_high, for both precisions.
+template <class H>
+void expect_every_bucket_maps_back() {
+    for (unsigned b = 0; b + 1 < H::kBuckets; ++b) {
+        ASSERT_EQ(H::bucket_of(H::bucket_low(b)), b) << b;
+        ASSERT_EQ(H::bucket_of(H::bucket_high(b) - 1), b) << b;
+    }
+    EXPECT_EQ(H::bucket_of(uint64_t(1) << (H::kMaxExp + 1)), H::kBuckets - 1);
+    EXPECT_EQ(H::bucket_of(UINT64_MAX), H::kBuckets - 1);
+    EXPECT_EQ(H::bucket_of((uint64_t(1) << (H::kMaxExp + 1)) - 1), H::kBuckets - 1);
+    EXPECT_EQ(H::bucket_of(uint64_t(1) << H::kMaxExp), H::kBuckets - H::kSub);
+}
+
+TEST(Histogram, EveryBucketsBoundsMapBackToIt) {
+    expect_every_bucket_maps_back<LatencyHistogram>();
+    expect_every_bucket_maps_back<lr::stats::StreamLatency>();
+}
+
 TEST(Histogram, PercentilesWithinRelativeErrorBound) {
     std::mt19937_64 rng(9);
     std::vector<uint64_t> v;
