@@ -124,23 +124,33 @@ inline int classify_fast(const uint8_t* p, uint32_t len, uint32_t nonce, uint32_
                          lr_wire_sig& s) {
     if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) return -1;
     constexpr uint32_t kEth = 14, kIp = 20, kUdp = 8, kMin = kIp + kUdp + LR_UDP_SIG_LEN;
-    auto ld16 = [](const uint8_t* a) { uint16_t v; std::memcpy(&v, a, 2); return v; };
-    auto be16 = [&](const uint8_t* a) { return static_cast<uint32_t>(__builtin_bswap16(ld16(a))); };
+    // Fields are compared as they lie in memory (little-endian loads, constants to match), a
+    // few 8-byte words at a time; only the lengths and the stream id are byte-swapped.
+    auto ld = [](const uint8_t* a, auto v) { std::memcpy(&v, a, sizeof v); return v; };
     if (len < kEth + kMin) return -1;
-    uint32_t type_ver;  // the EtherType, then the IP version and header length
-    std::memcpy(&type_ver, p + 12, 4);
-    const uint8_t* ip = p + kEth;
-    if ((type_ver & 0xffffff) != 0x450008 || ip[9] != 17) return -1;  // 08 00 45: IPv4, 20 bytes; UDP
-    if (ld16(ip + 6) & 0xff3f) return -1;                              // a fragment (0x3fff, big-endian)
-    const uint32_t tot = be16(ip + 2), l4_len = tot - kIp;
+    // Bytes 12-19: EtherType 08 00, version and header length 45, TOS, total length, and the
+    // identification (the run identity's high half).
+    const uint64_t eth_ip = ld(p + 12, uint64_t{});
+    if ((eth_ip & 0xffffff) != 0x450008) return -1;  // IPv4, 20 bytes
+    // Bytes 20-23: flags and fragment offset (a fragment: 0x3fff, big-endian), TTL, protocol.
+    if ((ld(p + 20, uint32_t{}) & 0xff00ff3f) != 0x11000000) return -1;  // not a fragment; UDP
+    const uint32_t tot = __builtin_bswap16(static_cast<uint16_t>(eth_ip >> 32)), l4_len = tot - kIp;
     if (tot < kMin || l4_len > LR_MAX_L4_LEN || kEth + tot > len) return -1;
+    const uint8_t* ip = p + kEth;
     const uint8_t* l4 = ip + kIp;
     const uint8_t* sig = l4 + kUdp;
-    if (be16(l4 + 4) != l4_len || ld16(l4 + 6) == 0) return -1;  // UDP length; a checksum is present
-    if (be16(sig + LR_UDP_MAGIC) != LR_SIG_MAGIC) return -1;
-    s.nonce = be16(ip + LR_IP4_ID_HI) << 16 | be16(sig + LR_UDP_NONCE);
-    s.stream = static_cast<uint16_t>(be16(sig + LR_UDP_STREAM));
-    if (s.nonce != nonce || s.stream >= streams) return -1;
+    // UDP length, UDP checksum (present: not 0), the signature's magic.
+    const uint64_t udp = ld(l4 + 4, uint64_t{});
+    if ((udp & 0xffff0000ffff) != (uint64_t{__builtin_bswap16(LR_SIG_MAGIC)} << 32 | __builtin_bswap16(l4_len)) ||
+        !(udp & 0xffff0000))
+        return -1;
+    // The run identity: its high half in the IP identification, its low half beside the stream.
+    static_assert(LR_IP4_ID_HI == 4 && LR_UDP_STREAM == LR_UDP_NONCE + 2);
+    const uint32_t nonce_stream = ld(sig + LR_UDP_NONCE, uint32_t{});
+    if ((static_cast<uint32_t>(eth_ip >> 48) | nonce_stream << 16) != __builtin_bswap32(nonce)) return -1;
+    s.nonce = nonce;
+    s.stream = __builtin_bswap16(static_cast<uint16_t>(nonce_stream >> 16));
+    if (s.stream >= streams) return -1;
     if (!csum_verified) {
         uint64_t addrs;  // source and destination addresses
         std::memcpy(&addrs, ip + 12, 8);

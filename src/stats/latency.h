@@ -141,20 +141,19 @@ public:
     void add(uint64_t tx_ns, uint64_t rx_ns) { add_transit(static_cast<int64_t>(rx_ns - tx_ns)); }
     // One frame's transit time (receive clock minus its TX timestamp), in ns.
     void add_transit(int64_t transit) {
-        if (have_) {
+        if (last_ != kNone) {
             const int64_t d = transit - last_;
             j_ += ((d < 0 ? -d : d) * kScale - j_) >> 4;  // arithmetic shift (C++20): floor
         }
         last_ = transit;
-        have_ = true;
     }
     double ns() const { return static_cast<double>(j_) / kScale; }
 
 private:
     static constexpr int64_t kScale = 1 << 12;
+    static constexpr int64_t kNone = INT64_MIN;  // no transit yet (transit times are far inside +-2^62)
     int64_t j_ = 0;  // J * kScale
-    int64_t last_ = 0;
-    bool have_ = false;
+    int64_t last_ = kNone;
 };
 
 }  // namespace lr::stats

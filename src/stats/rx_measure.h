@@ -19,10 +19,13 @@
 
 namespace lr::stats {
 
-struct StreamRx {
-    SeqTracker seq;
+// A stream's receive state. What every frame of it updates (the jitter, then the sequence
+// counts) fills the first cache line; the sequence window follows, one word of it a frame.
+struct alignas(64) StreamRx {
     Jitter jitter;
+    SeqTracker seq;
 };
+static_assert(sizeof(Jitter) + sizeof(SeqTracker::Counts) <= 64);
 
 // What an RX worker hands to the control thread when it ends.
 struct RxResult {
@@ -141,8 +144,7 @@ public:
     }
     void prefetch(const lr_wire_sig& s) const {
         const auto& st = streams_[s.stream];  // classify checked s.stream < nstreams_
-        st.seq.prefetch(s.seq);
-        __builtin_prefetch(&st.jitter, 1);
+        st.seq.prefetch(s.seq);  // its counts' line holds the jitter too (StreamRx)
         if (stream_lat_ && s.has_ts) {
             const uint64_t ts = tx_shift_ ? (s.ts + tx_shift_[s.stream]) & LR_SIG48_MASK : s.ts;
             const uint64_t lat = (now48_ - ts) & LR_SIG48_MASK;
