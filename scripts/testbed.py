@@ -510,17 +510,23 @@ def restore_hugepages():
     os.remove(prev)
 
 
+def refuse(message, code):
+    """One line on stderr, then exit `code`: 2 for a bad argument, 3 for a setup failure."""
+    print(message, file=sys.stderr)
+    sys.exit(code)
+
+
 def parse_count(s, what):
     m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([kM]?)", s)
     if not m or float(m.group(1)) <= 0:
-        sys.exit(f'testbed: invalid {what} "{s}": expected a number above 0, with k or M allowed')
+        refuse(f'testbed: invalid {what} "{s}": expected a number above 0, with k or M allowed', 2)
     return int(float(m.group(1)) * {"": 1, "k": 1000, "M": 1000000}[m.group(2)])
 
 
 def dut_command(args):
     """testbed.py dut up|down|counters [PREFIX] [--pps N] [--size N] [--queue N]"""
     if not args or args[0] not in ("up", "down", "counters"):
-        sys.exit("testbed: dut up|down|counters [PREFIX] [--pps N] [--size N] [--queue N]")
+        refuse("testbed: dut up|down|counters [PREFIX] [--pps N] [--size N] [--queue N]", 2)
     action, rest = args[0], args[1:]
     opts = {"--pps": "50k", "--size": "64", "--queue": "1000"}
     positional = []
@@ -528,7 +534,7 @@ def dut_command(args):
         a = rest.pop(0)
         if a in opts:
             if not rest:
-                sys.exit(f"testbed: {a} needs a value")
+                refuse(f"testbed: {a} needs a value", 2)
             opts[a] = rest.pop(0)
         else:
             positional.append(a)
@@ -545,21 +551,21 @@ def dut_command(args):
         pps, size, queue = parse_count(opts["--pps"], "--pps"), parse_count(opts["--size"], "--size"), \
             parse_count(opts["--queue"], "--queue")
         if not 64 <= size <= 1518:
-            sys.exit(f'testbed: invalid --size "{opts["--size"]}": between 64 and 1518')
+            refuse(f'testbed: invalid --size "{opts["--size"]}": between 64 and 1518', 2)
         if ns_exists(bed.nsd):
-            sys.exit(f"testbed: {bed.nsd} exists (testbed.sh dut down {prefix} first)")
+            refuse(f"testbed: {bed.nsd} exists (testbed.sh dut down {prefix} first)", 3)
         try:
             bed.up()
             bed.start_kernel_dut(pps, frame_size=size, queue=queue)
         except (RuntimeError, subprocess.CalledProcessError) as e:
-            bed.down()
-            sys.exit(f"testbed: the kernel DUT did not come up: {setup_failure(e)}")
+            bed.down()  # nothing half made is left behind
+            refuse(f"testbed: the kernel DUT did not come up: {setup_failure(e)}", 3)
         print(f"kernel DUT {prefix} up: linerate sends on {bed.nsa}/{bed.ifa}, receives on {bed.nsa}/{bed.ifd}; "
               f"{bed.nsd}: bridge {bed.BRIDGE} ({bed.ifb} + {bed.ifc}), HTB {pps} frames/s of {size} bytes "
               f"towards {bed.ifd}, bucket {bed.kernel_dut['bucket']} frames, pfifo {queue} frames")
     elif action == "counters":
         if not ns_exists(bed.nsd):
-            sys.exit(f"testbed: {bed.nsd} does not exist (testbed.sh dut up {prefix})")
+            refuse(f"testbed: {bed.nsd} does not exist (testbed.sh dut up {prefix})", 3)
         print(json.dumps(bed.kernel_dut_counters()))
     else:
         bed.down()
@@ -581,7 +587,7 @@ def main():
     side = None
     if a.command == "exec":
         if not args or args[0] not in ("a", "b"):
-            sys.exit("testbed: exec needs a or b")
+            refuse("testbed: exec needs a or b", 2)
         side = args.pop(0)
     queues = int(os.environ.get("LINERATE_QUEUES", "1"))
     same_ns = False
@@ -626,7 +632,7 @@ def main():
             print(f"testbed: namespace {ns} does not exist (run: {sys.argv[0]} up {prefix})", file=sys.stderr)
             sys.exit(3)
         if not cmd:
-            sys.exit("testbed: exec needs a command after --")
+            refuse("testbed: exec needs a command after --", 2)
         os.execvp("ip", bed.wrap(ns, cmd))
     else:
         for ns in sorted({bed.nsa, bed.nsb}):

@@ -234,6 +234,32 @@ def test_testbed_without_sysctl_refuses_and_leaves_nothing():
 
 
 @pytest.mark.usefixtures("root")
+def test_testbed_dut_failures_exit_as_the_bed_does():
+    """`testbed.sh dut up` ends as `up` does: a failed step (here: no `sysctl`) in one line with
+    exit 3 and nothing left behind; a bad value in one line with exit 2, before anything is
+    made (both used to exit 1)."""
+    prefix = unique("td")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "testbed.sh")
+    path = f"{os.path.dirname(sys.executable)}:/usr/bin:/bin"  # ip, python3; not /usr/sbin's sysctl
+    if shutil.which("sysctl", path=path) or not shutil.which("ip", path=path):
+        pytest.skip(f"this host's PATH {path} has sysctl or lacks ip")
+    p = subprocess.run(["bash", script, "dut", "up", prefix], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PATH": path})
+    check(p.returncode == 3, f"exit {p.returncode}, expected 3\n{p.stdout}\n{p.stderr}")
+    err = p.stderr.strip()
+    check(len(err.splitlines()) == 1 and err.startswith("testbed: the kernel DUT did not come up: sysctl is missing"),
+          err)
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    check(not [n for n in left if n.startswith(prefix + "-")], f"namespaces left behind: {left}")
+    for bad in (["--size", "63"], ["--pps", "fast"], ["--queue"]):
+        p = subprocess.run(["bash", script, "dut", "up", prefix, *bad], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2, f"{bad}: exit {p.returncode}, expected 2\n{p.stdout}\n{p.stderr}")
+        check(len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("testbed: "), f"{bad}: {p.stderr}")
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    check(not [n for n in left if n.startswith(prefix + "-")], f"namespaces left behind: {left}")
+
+
+@pytest.mark.usefixtures("root")
 def test_testbed_setup_failure_is_one_line_and_leaves_nothing():
     """A step of `testbed.sh up` that fails (here: half of the bed already made by someone else,
     the peer missing) ends in one line naming the command and what it said, exit 3, and no
