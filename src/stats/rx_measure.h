@@ -114,9 +114,9 @@ public:
     // The same for a burst (worker/rx_step.h), in one of two ways. With a few streams, their
     // state stays in cache: each frame is classified and accounted in turn (account_frames).
     // With many, it does not: every frame of the burst is classified first and the state its
-    // stream will touch fetched (prefetch: its sequence window's word, its jitter, its stream's
-    // latency bucket), then all are accounted (account), so that the state's misses overlap
-    // instead of stalling each frame in turn. Signed runs only.
+    // stream will touch fetched (prefetch: its sequence counts and jitter, its sequence window's
+    // word, its stream's latency bucket), then all are accounted (account), so that the misses
+    // overlap instead of stalling each frame in turn. Signed runs only.
     // At most this many streams (and no flows' totals) take the single pass.
     static constexpr uint32_t kOnePassStreams = 16;
     bool one_pass() const { return !totals_ && nstreams_ <= kOnePassStreams; }
@@ -164,11 +164,12 @@ public:
             account_frames<false>(n, nullptr, next);
     }
     // Accounts for a burst of `n` frames, where `next(i, s)` classifies frame i: returns its
-    // class and, for one of ours, fills its signature `s` (kAccounted: nothing left to do). `wire`: their sizes on the wire, read
-    // for the flows' totals only. What nearly every frame needs (one of ours, in order, with a
-    // timestamp) is kept in locals through the burst, which the compiler holds in registers
-    // (stores to the streams' state could alias members, not locals), and added once at the
-    // end; rarer outcomes (another class, a sequence out of order) go to the tallies out of line.
+    // class and, for one of ours, fills its signature `s` (kAccounted: nothing left to do).
+    // `wire`: their sizes on the wire, read for the flows' totals only. What nearly every frame
+    // needs (one of ours, in order, with a timestamp) is kept in locals through the burst, which
+    // the compiler holds in registers (stores to the streams' state could alias members, not
+    // locals), and added once at the end; rarer outcomes (another class, a sequence out of
+    // order) go to the tallies out of line.
     template <bool kTotals, class Next>
     [[gnu::always_inline]] void account_frames(uint32_t n, const uint16_t* wire, Next&& next) {
         StreamRx* const streams = streams_;
