@@ -37,7 +37,7 @@ std::vector<result::FlowResult> merge_flows(const std::vector<TxStreams>& tx,
         const auto& st = rr->streams;
         for (uint32_t s = 0; s < st.size(); ++s) {
             const auto& c = st[s].seq.counts();
-            if (!c.any) continue;
+            if (!c.any()) continue;
             auto& r = out[s];
             r.received += c.received;
             r.reordered += c.reordered;

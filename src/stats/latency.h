@@ -58,11 +58,8 @@ public:
         min_ = t.min < min_ ? t.min : min_;
         max_ = t.max > max_ ? t.max : max_;
     }
-    // Asks for what add(ns) will touch: its bucket and the totals.
-    void prefetch(uint64_t ns) const {
-        __builtin_prefetch(&counts_[bucket_of(ns)], 1);
-        __builtin_prefetch(&count_, 1);
-    }
+    // Asks for what add_bucket(ns) will touch.
+    void prefetch_bucket(uint64_t ns) const { __builtin_prefetch(&counts_[bucket_of(ns)], 1); }
     // Values that fell in bucket b, and in the bucket of `ns` (exact below 2^SubBits ns).
     uint64_t bucket_count(unsigned b) const { return counts_[b]; }
     uint64_t count_of(uint64_t ns) const { return counts_[bucket_of(ns)]; }

@@ -19,13 +19,13 @@
 
 namespace lr::stats {
 
-// A stream's receive state. What every frame of it updates (the jitter, then the sequence
-// counts) fills the first cache line; the sequence window follows, one word of it a frame.
+// A stream's receive state. What every frame of it in order updates (the jitter, the sequence
+// counts and the window's newest word) is its first cache line; the rest of the window follows.
 struct alignas(64) StreamRx {
     Jitter jitter;
     SeqTracker seq;
 };
-static_assert(sizeof(Jitter) + sizeof(SeqTracker::Counts) <= 64);
+static_assert(sizeof(Jitter) + SeqTracker::kHotBytes <= 64);
 
 // What an RX worker hands to the control thread when it ends.
 struct RxResult {
@@ -42,8 +42,14 @@ struct RxResult {
     // --capture: the first frames received (configured before the trial; inactive otherwise).
     FrameCapture capture;
     // A mix of streams: latency per stream (indexed by the stream's place in the mix; each
-    // signed stream id maps to its stream through `stream_of`, sized before the trial).
+    // signed stream id maps to its stream through `stream_of`, sized before the trial). While
+    // the worker runs it adds to the buckets only, and to each stream's totals (count, sum, min,
+    // max) in `stream_latency_totals`: 32 bytes a stream, side by side (4096 streams in 128 KB,
+    // which stays in cache), where in the histogram they would be another line of a 4.9 KB
+    // structure, out of cache, for every frame. It adds those to the histograms when it ends
+    // (RxMeasure::finish).
     std::vector<StreamLatency> stream_latency;
+    std::vector<StreamLatency::Totals> stream_latency_totals;
     std::vector<uint16_t> stream_of;
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
     // holds every larger frame). Empty otherwise.
@@ -82,6 +88,15 @@ public:
         streams_ = out_->streams.data();
         if (totals_) out_->flow_totals.resize(streams);
         if (flows_live_) flows_live_->buf.resize(streams);
+        out_->stream_latency_totals.resize(out_->stream_latency.size());
+        stream_totals_ = out_->stream_latency_totals.data();
+    }
+    // After the last frame: each stream's latency totals into its histogram.
+    void finish() {
+        for (size_t m = 0; m < out_->stream_latency_totals.size(); ++m) {
+            stream_lat_[m].add(stream_totals_[m]);
+            stream_totals_[m] = {};
+        }
     }
     void burst_time(uint64_t rx_ns) {
         now_ = rx_ns;
@@ -114,8 +129,8 @@ public:
     // The same for a burst (worker/rx_step.h), in one of two ways. With a few streams, their
     // state stays in cache: each frame is classified and accounted in turn (account_frames).
     // With many, it does not: every frame of the burst is classified first and the state its
-    // stream will touch fetched (prefetch: its sequence counts and jitter, its sequence window's
-    // word, its stream's latency bucket), then all are accounted (account), so that the misses
+    // stream will touch fetched (prefetch: its sequence counts, window word and jitter, its
+    // stream's latency bucket and totals), then all are accounted (account), so that the misses
     // overlap instead of stalling each frame in turn. Signed runs only.
     // At most this many streams (and no flows' totals) take the single pass.
     static constexpr uint32_t kOnePassStreams = 16;
@@ -144,11 +159,13 @@ public:
     }
     void prefetch(const lr_wire_sig& s) const {
         const auto& st = streams_[s.stream];  // classify checked s.stream < nstreams_
-        st.seq.prefetch(s.seq);  // its counts' line holds the jitter too (StreamRx)
+        st.seq.prefetch();  // that line holds the jitter too (StreamRx)
         if (stream_lat_ && s.has_ts) {
             const uint64_t ts = tx_shift_ ? (s.ts + tx_shift_[s.stream]) & LR_SIG48_MASK : s.ts;
             const uint64_t lat = (now48_ - ts) & LR_SIG48_MASK;
-            stream_lat_[stream_of_[s.stream]].prefetch(lat);
+            const uint16_t m = stream_of_[s.stream];
+            stream_lat_[m].prefetch_bucket(lat);
+            __builtin_prefetch(stream_totals_ + m, 1);
         }
     }
     // Accounts for `n` classified frames (their classes, signatures and sizes on the wire,
@@ -175,6 +192,7 @@ public:
         StreamRx* const streams = streams_;
         LatencyHistogram* const hist = lat_;
         StreamLatency* const stream_lat = stream_lat_;
+        StreamLatency::Totals* const stream_totals = stream_totals_;
         const uint16_t* const stream_of = stream_of_;
         const uint64_t now48 = now48_;
         uint64_t ours = 0;
@@ -213,7 +231,11 @@ public:
                 ft->lat_min = std::min(ft->lat_min, l);
                 ft->lat_max = std::max(ft->lat_max, l);
             }
-            if (stream_lat) stream_lat[stream_of[s.stream]].add(l);
+            if (stream_lat) {
+                const uint16_t m = stream_of[s.stream];
+                stream_lat[m].add_bucket(l);
+                stream_totals[m].add(l);
+            }
         }
         t_.ours += ours;
         hist->add(lat);
@@ -285,6 +307,7 @@ private:
     LatencyHistogram* lat_;
     const uint16_t* stream_of_;
     StreamLatency* stream_lat_;
+    StreamLatency::Totals* stream_totals_ = nullptr;  // out_->stream_latency_totals, sized once
     CountsExchange<FlowLive>* flows_live_;
     const uint64_t* tx_shift_;  // RxResult::tx_clock_shift, or null
     uint32_t seen_ = 0, flows_seen_ = 0;

@@ -6,7 +6,7 @@ uint64_t SeqTracker::extend_slow(uint64_t wire, unsigned bits) const {
     const uint64_t mod = bits >= 64 ? 0 : (uint64_t(1) << bits);
     if (!mod) return wire;
     wire &= mod - 1;
-    if (!c_.any) return wire;  // streams start at 0
+    if (!c_.any()) return wire;  // streams start at 0
     // The value nearest to the highest seen: within half the wire space either side.
     const uint64_t base = c_.highest;
     const uint64_t d = (wire - base) & (mod - 1);
@@ -31,8 +31,14 @@ void SeqTracker::clear_range(uint64_t from, uint64_t to) {
 }
 
 SeqTracker::Arrival SeqTracker::add_slow(uint64_t s) {
-    if (!c_.any) {
-        c_.any = true;
+    store_word();
+    const Arrival a = add_to_ring(s);
+    load_word();
+    return a;
+}
+
+SeqTracker::Arrival SeqTracker::add_to_ring(uint64_t s) {
+    if (!c_.any()) {
         c_.highest = s;
         clear_range(s >= kWindow ? s - kWindow : 0, s + 1);
         mark(s);
@@ -62,7 +68,7 @@ SeqTracker::Arrival SeqTracker::add_slow(uint64_t s) {
 
 SeqTracker::Arrived SeqTracker::arrive_slow(uint64_t wire, unsigned bits) {
     const uint64_t s = extend(wire, bits);
-    const uint64_t next = c_.any ? c_.highest + 1 : 0;  // the sequence expected in order
+    const uint64_t next = c_.any() ? c_.highest + 1 : 0;  // the sequence expected in order
     const Arrival a = add(s);
     return {a, a == Arrival::in_order ? s - next : 0};
 }

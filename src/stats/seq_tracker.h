@@ -1,8 +1,12 @@
 // Per-stream sequence tracking: received, duplicates, reordering and late arrivals, over a
 // sliding window, in a 64-bit sequence space extended from 48- or 32-bit wire values.
 // One tracker per (RX queue, stream); only its RX worker writes it.
+// What an arrival in order touches (the counts and the window's word that holds the highest
+// sequence, kept apart from the ring) is the tracker's first 48 bytes: with thousands of streams,
+// one cache line a frame, not two; the word goes to the ring once every 64 sequences.
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace lr::stats {
@@ -17,26 +21,25 @@ public:
         uint64_t duplicates = 0;  // a sequence seen again within the window
         uint64_t late = 0;        // below the window: cannot tell duplicate from reordered;
                                   // counted apart, not as received
-        uint64_t highest = 0;     // highest sequence seen (valid when received > 0)
-        bool any = false;
+        uint64_t highest = 0;     // highest sequence seen (valid when any())
+        // Anything arrived (the first arrival is always received).
+        bool any() const { return received != 0; }
     };
+    // The bytes an arrival in order touches, at the start of the tracker.
+    static constexpr size_t kHotBytes = sizeof(Counts) + sizeof(uint64_t);
 
     // Extends a `bits`-wide wire sequence to 64 bits around the highest seen so far.
     uint64_t extend(uint64_t wire, unsigned bits) const {
         // The common case, the next sequence, without the general arithmetic.
         const uint64_t next = c_.highest + 1;
-        if (c_.any && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) return next;
+        if (c_.any() && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) return next;
         return extend_slow(wire, bits);
     }
     enum class Arrival : uint8_t { in_order, reordered, duplicate, late };
     // Records one arrival of (64-bit) sequence `s` and says what it was.
     Arrival add(uint64_t s) {
-        if (c_.any && s == c_.highest + 1) {
-            // In order, the common case. Bits above the highest are never read, so stale ones
-            // from a lap of the ring ago need no clearing here: a jump clears what it passes.
-            mark(s);
-            c_.highest = s;
-            ++c_.received;
+        if (c_.any() && s == c_.highest + 1) {
+            next_in_order();
             return Arrival::in_order;
         }
         return add_slow(s);
@@ -50,35 +53,48 @@ public:
     };
     [[gnu::always_inline]] Arrived arrive(uint64_t wire, unsigned bits) {
         const uint64_t next = c_.highest + 1;
-        if (c_.any && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) [[likely]] {
-            mark(next);
-            c_.highest = next;
-            ++c_.received;
+        if (c_.any() && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) [[likely]] {
+            next_in_order();
             return {Arrival::in_order, 0};
         }
         return arrive_slow(wire, bits);
     }
     const Counts& counts() const { return c_; }
-    // Asks for the state add() will touch for wire sequence `wire` (its counts and its word of
-    // the window: the ring's 8192 bits divide 2^32 and 2^48, so the wire value finds the word).
-    void prefetch(uint64_t wire) const {
-        __builtin_prefetch(&c_, 1);
-        __builtin_prefetch(&bits_[(wire / 64) % kWords], 1);
-    }
+    // Asks for the state an arrival in order will touch (kHotBytes).
+    void prefetch() const { __builtin_prefetch(&c_, 1); }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.
-    uint64_t gaps() const { return c_.any ? c_.highest + 1 - c_.received - c_.late : 0; }
+    uint64_t gaps() const { return c_.any() ? c_.highest + 1 - c_.received - c_.late : 0; }
 
 private:
+    // The sequence after the highest arrived. Bits above the highest are never read, so a new
+    // word starts empty, and stale bits in the ring from a lap ago need no clearing here: a
+    // jump clears what it passes.
+    [[gnu::always_inline]] void next_in_order() {
+        const uint64_t s = c_.highest + 1;
+        if (s % 64 == 0) [[unlikely]] {
+            bits_[(c_.highest / 64) % kWords] = word_;
+            word_ = 0;
+        }
+        word_ |= uint64_t(1) << (s % 64);
+        c_.highest = s;
+        ++c_.received;
+    }
+    // Everything but next_in_order works on the ring: the highest's word goes there first and
+    // comes back after.
+    void store_word() { bits_[(c_.highest / 64) % kWords] = word_; }
+    void load_word() { word_ = bits_[(c_.highest / 64) % kWords]; }
     bool seen(uint64_t s) const { return bits_[(s / 64) % kWords] >> (s % 64) & 1; }
     void mark(uint64_t s) { bits_[(s / 64) % kWords] |= uint64_t(1) << (s % 64); }
     void clear_range(uint64_t from, uint64_t to);  // [from, to)
     uint64_t extend_slow(uint64_t wire, unsigned bits) const;
     Arrival add_slow(uint64_t s);
+    Arrival add_to_ring(uint64_t s);
     [[gnu::noinline]] Arrived arrive_slow(uint64_t wire, unsigned bits);
 
     static constexpr uint64_t kWords = kWindow / 64 * 2;  // ring of bits, twice the window
     Counts c_;
+    uint64_t word_ = 0;  // the window's word holding the highest sequence (its ring entry is stale)
     std::array<uint64_t, kWords> bits_{};
 };
 

@@ -105,6 +105,7 @@ public:
     uint64_t last_ns() const { return last_; }
     // After the last step: when the first and last frames came.
     void finish() {
+        meas_.finish();
         if (!first_) return;
         stats::publish(c_.first_pkt_ns, first_);
         stats::publish(c_.last_pkt_ns, last_);

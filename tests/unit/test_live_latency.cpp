@@ -1,10 +1,14 @@
 // Live latency: an RX worker (a thread running RxMeasure) hands a histogram per interval to
 // the control side (LatencyTaker) while it keeps measuring. Every sample must land in
-// exactly one interval and in the total; none is lost or counted twice.
+// exactly one interval and in the total; none is lost or counted twice. Also each stream's
+// latency in a mix of streams, which the worker completes when it ends.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "packet/frame.h"
 #include "packet/signature.h"
@@ -134,4 +138,53 @@ TEST(LiveLatency, AnotherHostsStampsReadThroughTheShift) {
         }
         EXPECT_EQ(out.streams[0].seq.counts().received, 1u);
     }
+}
+
+// A mix of streams: each keeps a latency histogram of its own (several signature ids may map to
+// one stream), whose totals the receiver adds when it ends. Count, sum, minimum and maximum
+// are exact, the buckets hold every frame, and a second finish adds nothing.
+TEST(StreamLatency, EachStreamOfAMixGetsExactTotalsWhenTheReceiverEnds) {
+    const uint16_t nonce = 0x5151;
+    const auto layout = packet::sig_layout(spec64());
+    stats::RxResult out;
+    out.stream_of = {0, 1, 1, 2};  // signature ids 1 and 2 are flows of the mix's stream 1
+    out.stream_latency.assign(3, {});
+    std::array<std::vector<uint8_t>, 4> frames;
+    for (uint16_t id = 0; id < 4; ++id) {
+        frames[id] = packet::build_frame(spec64());
+        packet::sig_init(frames[id], layout, nonce, id);
+    }
+    struct Expected {
+        uint64_t count = 0, sum = 0, min = UINT64_MAX, max = 0;
+    };
+    std::array<Expected, 3> want;
+    {
+        stats::RxMeasure meas(true, nonce, 4, &out);
+        std::array<uint64_t, 4> seq{};
+        for (uint64_t k = 0; k < 10000; ++k) {
+            const uint16_t id = static_cast<uint16_t>(k % 4);
+            const uint64_t tx = 5'000'000 + k * 100, lat = 300 + (k * 7919) % 90000;
+            packet::sig_stamp(frames[id].data(), layout, seq[id]++, tx);
+            meas.burst_time(tx + lat);
+            meas.frame(frames[id].data(), static_cast<uint32_t>(frames[id].size()));
+            auto& w = want[out.stream_of[id]];
+            ++w.count;
+            w.sum += lat;
+            w.min = std::min(w.min, lat);
+            w.max = std::max(w.max, lat);
+        }
+        meas.finish();
+        meas.finish();
+    }
+    for (size_t m = 0; m < 3; ++m) {
+        const auto& h = out.stream_latency[m];
+        EXPECT_EQ(h.count(), want[m].count) << "stream " << m;
+        EXPECT_EQ(h.sum(), want[m].sum) << "stream " << m;
+        EXPECT_EQ(h.min(), want[m].min) << "stream " << m;
+        EXPECT_EQ(h.max(), want[m].max) << "stream " << m;
+        uint64_t in_buckets = 0;
+        for (unsigned b = 0; b < stats::StreamLatency::kBuckets; ++b) in_buckets += h.bucket_count(b);
+        EXPECT_EQ(in_buckets, want[m].count) << "stream " << m;
+    }
+    EXPECT_EQ(want[1].count, 5000u);
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "stats/latency.h"
 #include "stats/seq_tracker.h"
@@ -101,6 +102,67 @@ TEST(SeqTracker, RandomScheduleMatchesReference) {
     EXPECT_EQ(t.counts().received, order.size());
     EXPECT_EQ(t.gaps(), highest + 1 - order.size());
     EXPECT_EQ(t.counts().duplicates, 0u);
+}
+
+// Every arrival through the receive path's call (arrive: a wire value of 16 or 48 bits) against
+// a plain model with a set of every sequence seen: loss, local and distant reordering, arrivals
+// below the window, duplicates near and far, across many 64-sequence words of the window.
+TEST(SeqTracker, ArrivalsMatchAModelThroughWireWrapsAndWordBoundaries) {
+    for (const unsigned bits : {16u, 48u}) {
+        std::mt19937_64 rng(bits);
+        std::vector<uint64_t> order;
+        for (uint64_t s = 0; s < 200000; ++s) {
+            if (rng() % 40 == 0) continue;  // lost
+            order.push_back(s);
+            if (rng() % 300 == 0) order.push_back(s);                                   // at once again
+            if (rng() % 500 == 0 && s > 100) order.push_back(s - 1 - rng() % 100);      // again, later
+            if (rng() % 2000 == 0 && s > 9000) order.push_back(s - 4000 - rng() % 5000);  // near or past the window
+        }
+        for (size_t i = 0; i + 70 < order.size(); ++i) {
+            if (rng() % 30 == 0) std::swap(order[i], order[i + 1]);
+            if (rng() % 400 == 0) std::swap(order[i], order[i + 1 + rng() % 69]);  // across a word
+        }
+        SeqTracker t;
+        std::set<uint64_t> seen;
+        uint64_t highest = 0, received = 0, reordered = 0, duplicates = 0, late = 0;
+        bool any = false;
+        for (size_t i = 0; i < order.size(); ++i) {
+            const uint64_t s = order[i];
+            SeqTracker::Arrival want;
+            uint64_t skipped = 0;
+            if (!any || s > highest) {
+                want = SeqTracker::Arrival::in_order;
+                skipped = any ? s - highest - 1 : s;
+                highest = s;
+                any = true;
+            } else if (highest - s >= SeqTracker::kWindow) {
+                want = SeqTracker::Arrival::late;
+            } else if (seen.count(s)) {
+                want = SeqTracker::Arrival::duplicate;
+            } else {
+                want = SeqTracker::Arrival::reordered;
+            }
+            if (want == SeqTracker::Arrival::in_order || want == SeqTracker::Arrival::reordered) {
+                seen.insert(s);
+                ++received;
+            }
+            reordered += want == SeqTracker::Arrival::reordered;
+            duplicates += want == SeqTracker::Arrival::duplicate;
+            late += want == SeqTracker::Arrival::late;
+            const auto a = t.arrive(s & ((uint64_t(1) << bits) - 1), bits);
+            ASSERT_EQ(a.kind, want) << "bits " << bits << ", arrival " << i << ", sequence " << s;
+            ASSERT_EQ(a.skipped, skipped) << "bits " << bits << ", arrival " << i << ", sequence " << s;
+        }
+        EXPECT_EQ(t.counts().received, received);
+        EXPECT_EQ(t.counts().reordered, reordered);
+        EXPECT_EQ(t.counts().duplicates, duplicates);
+        EXPECT_EQ(t.counts().late, late);
+        EXPECT_EQ(t.counts().highest, highest);
+        EXPECT_EQ(t.gaps(), highest + 1 - received - late);
+        EXPECT_GT(duplicates, 300u);
+        EXPECT_GT(late, 10u);
+        EXPECT_GT(reordered, 1000u);
+    }
 }
 
 TEST(Histogram, BucketsCoverTheRangeMonotonically) {
