@@ -16,6 +16,10 @@ namespace lr::worker {
 
 // How many frames ahead the receive loop prefetches.
 inline constexpr uint32_t kPrefetch = 8;
+// Queue operations whose frames are found through a buffer header (an mbuf), which the loop
+// fetches twice as far ahead.
+template <class Ops>
+concept HasBufferHeaders = requires(Ops o) { o.prefetch_meta(0u); };
 
 class RxQueue {
 public:
@@ -42,9 +46,8 @@ public:
         // miss. Ask for the next ones while the current ones are classified. Where finding a
         // frame's data means reading a buffer header (an mbuf), that header is fetched twice as
         // far ahead. (Plain frames are counted, not read.)
-        constexpr bool kMeta = requires(Ops o) { o.prefetch_meta(0u); };
         if (r_.sign) {
-            if constexpr (kMeta)
+            if constexpr (HasBufferHeaders<Ops>)
                 for (uint32_t i = 0; i < n && i < 2 * kPrefetch; ++i) ops.prefetch_meta(i);
             for (uint32_t i = 0; i < n && i < kPrefetch; ++i) __builtin_prefetch(ops.data(i));
         }
@@ -53,34 +56,23 @@ public:
             // A few streams: their state stays in cache, and each frame is classified and
             // accounted in turn (stats::RxMeasure::account_frames).
             meas_.account_frames<false>(n, nullptr, [&](uint32_t i, lr_wire_sig& s) {
-                if constexpr (kMeta)
-                    if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
-                if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
-                const uint64_t wb = ops.wire_bytes(i);
-                b += wb;
-                if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
+                b += fetch_ahead_and_size(ops, i, n);
                 return meas_.classify_or_account(ops.data(i), ops.len(i), ops.csum_verified(i), s);
             });
         } else if (r_.sign) {
             // Many streams: classify the burst and fetch each test frame's tracking state, then
             // account for every frame (stats::RxMeasure::classify): the state's misses overlap.
             for (uint32_t i = 0; i < n; ++i) {
-                if constexpr (kMeta)
-                    if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
-                if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
-                const uint64_t wb = ops.wire_bytes(i);
+                const uint64_t wb = fetch_ahead_and_size(ops, i, n);
                 b += wb;
                 wire_[i] = static_cast<uint16_t>(wb);
-                if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
                 cls_[i] = static_cast<int8_t>(meas_.classify(ops.data(i), ops.len(i), ops.csum_verified(i), sig_[i]));
                 if (cls_[i] == LR_OURS) meas_.prefetch(sig_[i]);
             }
             meas_.account(cls_.data(), sig_.data(), wire_.data(), n);
         } else {
             for (uint32_t i = 0; i < n; ++i) {
-                const uint64_t wb = ops.wire_bytes(i);
-                b += wb;
-                if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
+                b += size_of(ops, i);
                 meas_.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
             }
         }
@@ -112,6 +104,22 @@ public:
     }
 
 private:
+    // Frame i's size on the wire (FCS included), counted per size when sizes vary.
+    template <RxQueueOps Ops>
+    [[gnu::always_inline]] uint64_t size_of(Ops& ops, uint32_t i) {
+        const uint64_t wb = ops.wire_bytes(i);
+        if (sizes_) ++sizes_[std::min<uint64_t>(wb, stats::kSizeSlots - 1)];
+        return wb;
+    }
+    // The same for a signed frame, whose successors are fetched first: the frame kPrefetch
+    // ahead, and its buffer header (where there is one) twice as far.
+    template <RxQueueOps Ops>
+    [[gnu::always_inline]] uint64_t fetch_ahead_and_size(Ops& ops, uint32_t i, uint32_t n) {
+        if constexpr (HasBufferHeaders<Ops>)
+            if (i + 2 * kPrefetch < n) ops.prefetch_meta(i + 2 * kPrefetch);
+        if (i + kPrefetch < n) __builtin_prefetch(ops.data(i + kPrefetch));
+        return size_of(ops, i);
+    }
     // The burst's frames into the capture, classified again (by the same rules) only when the
     // capture keeps some classes and not others.
     template <RxQueueOps Ops>
