@@ -267,7 +267,8 @@ def test_signed_replay_is_measured():
 
 def test_json_profile_streams_exact():
     """A JSON profile's "stream" list runs as [[stream]] tables do: each stream sends its count,
-    every frame arrives in order, and the report names the streams as the profile does."""
+    every frame arrives in order and is timed in its stream's latency, and the report names the
+    streams as the profile does."""
     with tempfile.TemporaryDirectory() as d, VethBed(unique("lrj"), same_ns=True) as bed:
         profile = f"{d}/mix.json"
         with open(profile, "w") as f:
@@ -286,3 +287,6 @@ def test_json_profile_streams_exact():
         s = by_name[name]
         check(s["sent"] == count and s["received"] == count and s["lost"] == 0 and s["reordered"] == 0,
               f"{name}: {s}")
+        # Each stream's own latency: every frame timed, its extremes and mean in order.
+        lat = s["latency"]
+        check(lat["count"] == count and 0 < lat["min_ns"] <= lat["mean_ns"] <= lat["max_ns"], f"{name}: latency {lat}")
