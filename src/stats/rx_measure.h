@@ -44,10 +44,9 @@ struct RxResult {
     // A mix of streams: latency per stream (indexed by the stream's place in the mix; each
     // signed stream id maps to its stream through `stream_of`, sized before the trial). While
     // the worker runs it adds to the buckets only, and to each stream's totals (count, sum, min,
-    // max) in `stream_latency_totals`: 32 bytes a stream, side by side (4096 streams in 128 KB,
-    // which stays in cache), where in the histogram they would be another line of a 4.9 KB
-    // structure, out of cache, for every frame. It adds those to the histograms when it ends
-    // (RxMeasure::finish).
+    // max) in `stream_latency_totals`: 32 bytes a stream, side by side (4096 streams in 128 KB),
+    // where in the histogram they would be a second line of a 4.9 KB structure for every frame.
+    // It adds those to the histograms when it ends (RxMeasure::finish).
     std::vector<StreamLatency> stream_latency;
     std::vector<StreamLatency::Totals> stream_latency_totals;
     std::vector<uint16_t> stream_of;
