@@ -104,14 +104,16 @@ TEST(SeqTracker, RandomScheduleMatchesReference) {
     EXPECT_EQ(t.counts().duplicates, 0u);
 }
 
-// Every arrival through the receive path's call (arrive: a wire value of 16 or 48 bits) against
-// a plain model with a set of every sequence seen: loss, local and distant reordering, arrivals
-// below the window, duplicates near and far, across many 64-sequence words of the window.
+// Every arrival through the receive path's call (arrive: a wire value of 16, 32 or 48 bits)
+// against a plain model with a set of every sequence seen: loss, jumps shorter and longer than
+// the ring, local and distant reordering, arrivals below the window, duplicates near and far,
+// across many 64-sequence words of the window.
 TEST(SeqTracker, ArrivalsMatchAModelThroughWireWrapsAndWordBoundaries) {
-    for (const unsigned bits : {16u, 48u}) {
+    for (const unsigned bits : {16u, 32u, 48u}) {
         std::mt19937_64 rng(bits);
         std::vector<uint64_t> order;
         for (uint64_t s = 0; s < 200000; ++s) {
+            if (rng() % 5000 == 0) s += 4000 + rng() % 9000;  // a jump, some past the whole ring
             if (rng() % 40 == 0) continue;  // lost
             order.push_back(s);
             if (rng() % 300 == 0) order.push_back(s);                                   // at once again
@@ -159,9 +161,33 @@ TEST(SeqTracker, ArrivalsMatchAModelThroughWireWrapsAndWordBoundaries) {
         EXPECT_EQ(t.counts().late, late);
         EXPECT_EQ(t.counts().highest, highest);
         EXPECT_EQ(t.gaps(), highest + 1 - received - late);
-        EXPECT_GT(duplicates, 300u);
+        EXPECT_GT(duplicates, 200u);
         EXPECT_GT(late, 10u);
         EXPECT_GT(reordered, 1000u);
+    }
+}
+
+// A jump that reuses ring words from a lap ago (4096-8191 sequences) or passes the whole ring
+// (8192 or more), from the middle or the last sequence of a word, then arrivals just below the
+// new highest: reordered once, a duplicate after.
+TEST(SeqTracker, AfterAJumpBelowTheHighestIsReorderedThenDuplicate) {
+    for (const uint64_t from : {100u, 127u}) {
+        for (const uint64_t jump : {4100u, 8150u, 8200u, 20000u}) {
+            SeqTracker t;
+            for (uint64_t s = 0; s <= from; ++s) ASSERT_EQ(t.add(s), SeqTracker::Arrival::in_order);
+            const uint64_t top = from + jump;
+            ASSERT_EQ(t.add(top), SeqTracker::Arrival::in_order);
+            for (const uint64_t back : {1u, 63u, 64u, 65u, 4095u}) {
+                EXPECT_EQ(t.add(top - back), SeqTracker::Arrival::reordered) << from << "+" << jump << "-" << back;
+                EXPECT_EQ(t.add(top - back), SeqTracker::Arrival::duplicate) << from << "+" << jump << "-" << back;
+            }
+            EXPECT_EQ(t.add(top), SeqTracker::Arrival::duplicate);
+            EXPECT_EQ(t.add(top - 4096), SeqTracker::Arrival::late);
+            EXPECT_EQ(t.add(top + 1), SeqTracker::Arrival::in_order);
+            EXPECT_EQ(t.counts().reordered, 5u);
+            EXPECT_EQ(t.counts().duplicates, 6u);
+            EXPECT_EQ(t.gaps(), top + 2 - t.counts().received - 1);
+        }
     }
 }
 
