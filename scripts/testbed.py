@@ -540,13 +540,11 @@ def dut_command(args):
             positional.append(a)
     prefix = positional[0] if positional else "lrd"
     if os.geteuid() != 0:
-        print("testbed: must run as root", file=sys.stderr)
-        sys.exit(3)
+        refuse("testbed: must run as root", 3)
     try:
         bed = DutBed(prefix)
     except ValueError as e:
-        print(f"testbed: {e}", file=sys.stderr)
-        sys.exit(2)
+        refuse(f"testbed: {e}", 2)
     if action == "up":
         pps, size, queue = parse_count(opts["--pps"], "--pps"), parse_count(opts["--size"], "--size"), \
             parse_count(opts["--queue"], "--queue")
@@ -600,21 +598,18 @@ def main():
         same_ns = True
     prefix = args[0] if args else "lr"
     if os.geteuid() != 0:
-        print("testbed: must run as root", file=sys.stderr)
-        sys.exit(3)
+        refuse("testbed: must run as root", 3)
     try:
         bed = VethBed(prefix, same_ns=same_ns, queues=queues)
     except ValueError as e:
-        print(f"testbed: {e}", file=sys.stderr)
-        sys.exit(2)
+        refuse(f"testbed: {e}", 2)
     if a.command == "up":
         reserve_hugepages(int(os.environ.get("LINERATE_HUGEPAGES", "1024")))
         try:
             bed.up()
         except (RuntimeError, subprocess.CalledProcessError) as e:
             bed.down()  # nothing half made is left behind
-            print(f"testbed: the veth pair did not come up: {setup_failure(e)}", file=sys.stderr)
-            sys.exit(3)
+            refuse(f"testbed: the veth pair did not come up: {setup_failure(e)}", 3)
         with open(HUGEPAGES) as f:
             hp = f.read().strip()
         print(f"testbed {prefix} up: {bed.nsa}/{bed.ifa} 198.18.0.1 <-> {bed.nsb}/{bed.ifb} 198.18.0.2, "
@@ -629,8 +624,7 @@ def main():
     elif a.command == "exec":
         ns = bed.nsa if side == "a" else bed.nsb
         if not ns_exists(ns):
-            print(f"testbed: namespace {ns} does not exist (run: {sys.argv[0]} up {prefix})", file=sys.stderr)
-            sys.exit(3)
+            refuse(f"testbed: namespace {ns} does not exist (run: {sys.argv[0]} up {prefix})", 3)
         if not cmd:
             refuse("testbed: exec needs a command after --", 2)
         os.execvp("ip", bed.wrap(ns, cmd))
