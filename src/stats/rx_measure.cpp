@@ -2,6 +2,23 @@
 
 namespace lr::stats {
 
+void RxMeasure::finish() {
+    if (!stream_lat_) return;
+    std::vector<StreamLatency::Totals> totals(out_->stream_latency.size());
+    for (uint32_t f = 0; f < nstreams_; ++f) {
+        LatencySpan& span = streams_[f].latency;
+        auto& t = totals[stream_of_[f]];
+        t.sum += span.sum;
+        t.min = std::min(t.min, span.min);
+        t.max = std::max(t.max, span.max);
+        span = {};
+    }
+    for (size_t m = 0; m < totals.size(); ++m) {
+        totals[m].count = stream_lat_[m].uncounted();
+        stream_lat_[m].add(totals[m]);
+    }
+}
+
 void RxMeasure::publish(QueueCounters& c) const {
     stats::publish(c.rx_ours, t_.ours);
     stats::publish(c.rx_unique, t_.unique());

@@ -19,13 +19,17 @@
 
 namespace lr::stats {
 
-// A stream's receive state. What every frame of it in order updates (the jitter, the sequence
-// counts and the window's newest word) is its first cache line; the rest of the window follows.
+// A stream's (a flow's) receive state. What every frame of it in order updates (the jitter,
+// the latency sum and extremes, the count received, the highest sequence and the window's word
+// holding it) is its first cache line; the rest of the tracker follows. `latency` is kept for
+// a mix of streams only (RxResult::stream_latency), and goes to its stream's histogram when the
+// receiver ends.
 struct alignas(64) StreamRx {
     Jitter jitter;
+    LatencySpan latency;
     SeqTracker seq;
 };
-static_assert(sizeof(Jitter) + SeqTracker::kHotBytes <= 64);
+static_assert(sizeof(Jitter) + sizeof(LatencySpan) + SeqTracker::kHotBytes <= 64);
 
 // What an RX worker hands to the control thread when it ends.
 struct RxResult {
@@ -43,12 +47,11 @@ struct RxResult {
     FrameCapture capture;
     // A mix of streams: latency per stream (indexed by the stream's place in the mix; each
     // signed stream id maps to its stream through `stream_of`, sized before the trial). While
-    // the worker runs it adds to the buckets only, and to each stream's totals (count, sum, min,
-    // max) in `stream_latency_totals`: 32 bytes a stream, side by side (4096 streams in 128 KB),
-    // where in the histogram they would be a second line of a 4.9 KB structure for every frame.
-    // It adds those to the histograms when it ends (RxMeasure::finish).
+    // the worker runs it adds to the buckets only, and each flow's sum and extremes to the
+    // flow's StreamRx::latency, in the line its frames touch anyway (in the histogram they
+    // would be a second line of a 4.9 KB structure for every frame). It adds those, and the
+    // count the buckets gained, to the histograms when it ends (RxMeasure::finish).
     std::vector<StreamLatency> stream_latency;
-    std::vector<StreamLatency::Totals> stream_latency_totals;
     std::vector<uint16_t> stream_of;
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
     // holds every larger frame). Empty otherwise.
@@ -87,16 +90,10 @@ public:
         streams_ = out_->streams.data();
         if (totals_) out_->flow_totals.resize(streams);
         if (flows_live_) flows_live_->buf.resize(streams);
-        out_->stream_latency_totals.resize(out_->stream_latency.size());
-        stream_totals_ = out_->stream_latency_totals.data();
     }
-    // After the last frame: each stream's latency totals into its histogram.
-    void finish() {
-        for (size_t m = 0; m < out_->stream_latency_totals.size(); ++m) {
-            stream_lat_[m].add(stream_totals_[m]);
-            stream_totals_[m] = {};
-        }
-    }
+    // After the last frame: each stream's latency totals (its flows' sums and extremes, and the
+    // count its buckets gained) into its histogram.
+    void finish();
     void burst_time(uint64_t rx_ns) {
         now_ = rx_ns;
         now48_ = rx_ns & LR_SIG48_MASK;
@@ -113,6 +110,8 @@ public:
         lat_ = &live_->buf[r & 1];
         live_->done.store(r, std::memory_order_release);
     }
+    // `n` plain frames (a run without signatures): each counts as a distinct test frame.
+    void plain(uint32_t n) { t_.ours += n; }
     // One received frame (without FCS). `csum_verified`: the device already checked its L4
     // checksum, which is then not summed again. The rules are bpf/lr_wire.h's, inlined here.
     void frame(const uint8_t* p, uint32_t len, bool csum_verified = false) {
@@ -123,13 +122,14 @@ public:
         lr_wire_sig s{};
         const int8_t cls = static_cast<int8_t>(classify(p, len, csum_verified, s));
         const uint16_t wire = static_cast<uint16_t>(len + packet::kFcsLen);
-        account(&cls, &s, &wire, 1);
+        uint64_t* const bucket = cls == LR_OURS ? stream_bucket(s) : nullptr;
+        account(&cls, &s, &wire, &bucket, 1);
     }
     // The same for a burst (worker/rx_step.h), in one of two ways. With a few streams, their
     // state stays in cache: each frame is classified and accounted in turn (account_frames).
     // With many, it does not: every frame of the burst is classified first and the state its
-    // stream will touch fetched (prefetch: its sequence counts, window word and jitter, its
-    // stream's latency bucket and totals), then all are accounted (account), so that the misses
+    // stream will touch fetched (classify_burst: its flow's first line, StreamRx, and its
+    // stream's latency bucket), then all are accounted (account), so that the misses
     // overlap instead of stalling each frame in turn. Signed runs only.
     // At most this many streams (and no flows' totals) take the single pass.
     static constexpr uint32_t kOnePassStreams = 16;
@@ -156,42 +156,77 @@ public:
         account_general(p, len, csum_verified);
         return kAccounted;
     }
-    void prefetch(const lr_wire_sig& s) const {
-        const auto& st = streams_[s.stream];  // classify checked s.stream < nstreams_
-        st.seq.prefetch();  // that line holds the jitter too (StreamRx)
-        if (stream_lat_ && s.has_ts) {
-            const uint64_t ts = tx_shift_ ? (s.ts + tx_shift_[s.stream]) & LR_SIG48_MASK : s.ts;
-            const uint64_t lat = (now48_ - ts) & LR_SIG48_MASK;
-            const uint16_t m = stream_of_[s.stream];
-            stream_lat_[m].prefetch_bucket(lat);
-            __builtin_prefetch(stream_totals_ + m, 1);
+    // The first of the two passes: classifies `n` frames (`frame(i)` gives frame i as a
+    // FrameRef) into their classes and signatures, and for each of ours asks for the state
+    // accounting for it will touch: its flow's first line (StreamRx) and, in a mix, its stream's
+    // latency bucket, which goes to bucket[i] (null: none) for account() to increment without
+    // finding it again. The members it reads are copied to locals first: the stores to the
+    // arrays would otherwise oblige the compiler to load them again for every frame.
+    struct FrameRef {
+        const uint8_t* p;
+        uint32_t len;
+        bool csum_verified;
+    };
+    template <class Frame>
+    [[gnu::always_inline]] void classify_burst(uint32_t n, int8_t* cls, lr_wire_sig* sig, uint64_t** bucket,
+                                               Frame&& frame) const {
+        const StreamRx* const streams = streams_;
+        StreamLatency* const stream_lat = stream_lat_;
+        const uint16_t* const stream_of = stream_of_;
+        const uint64_t* const tx_shift = tx_shift_;
+        const uint64_t now48 = now48_;
+        const uint32_t nonce = nonce_, nstreams = nstreams_;
+        for (uint32_t i = 0; i < n; ++i) {
+            const FrameRef f = frame(i);
+            lr_wire_sig s;
+            int c = packet::classify_fast(f.p, f.len, nonce, nstreams, f.csum_verified, s);
+            if (c < 0) [[unlikely]] {
+                lr_wire_sig general;
+                c = classify_general(f.p, f.len, f.csum_verified, general);
+                s = general;
+            }
+            cls[i] = static_cast<int8_t>(c);
+            sig[i] = s;
+            uint64_t* b = nullptr;
+            if (c == LR_OURS) {
+                __builtin_prefetch(&streams[s.stream], 1);  // classify checked s.stream < nstreams
+                if (stream_lat && s.has_ts) {
+                    const uint64_t ts = tx_shift ? (s.ts + tx_shift[s.stream]) & LR_SIG48_MASK : s.ts;
+                    b = stream_lat[stream_of[s.stream]].bucket_for((now48 - ts) & LR_SIG48_MASK);
+                    __builtin_prefetch(b, 1);
+                }
+            }
+            bucket[i] = b;
         }
     }
-    // Accounts for `n` classified frames (their classes, signatures and sizes on the wire,
-    // FCS included).
-    void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire, uint32_t n) {
+    // The second pass: accounts for `n` classified frames, their classes, signatures, sizes on
+    // the wire (FCS included) and buckets as classify_burst() left them.
+    [[gnu::always_inline]] void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
+                                        uint64_t* const* bucket,
+                 uint32_t n) {
         auto next = [&](uint32_t i, lr_wire_sig& s) {
             s = sig[i];
             return cls[i];
         };
         if (totals_) [[unlikely]]
-            account_with_totals(cls, sig, wire, n);
+            account_with_totals(cls, sig, wire, bucket, n);
         else
-            account_frames<false>(n, nullptr, next);
+            account_frames<false>(n, nullptr, next, bucket);
     }
     // Accounts for a burst of `n` frames, where `next(i, s)` classifies frame i: returns its
     // class and, for one of ours, fills its signature `s` (kAccounted: nothing left to do).
-    // `wire`: their sizes on the wire, read for the flows' totals only. What nearly every frame
+    // `wire`: their sizes on the wire, read for the flows' totals only. `bucket`: each frame's
+    // stream latency bucket as classify_burst() found it (null: found here). What nearly every frame
     // needs (one of ours, in order, with a timestamp) is kept in locals through the burst, which
     // the compiler holds in registers (stores to the streams' state could alias members, not
     // locals), and added once at the end; rarer outcomes (another class, a sequence out of
     // order) go to the tallies out of line.
     template <bool kTotals, class Next>
-    [[gnu::always_inline]] void account_frames(uint32_t n, const uint16_t* wire, Next&& next) {
+    [[gnu::always_inline]] void account_frames(uint32_t n, const uint16_t* wire, Next&& next,
+                                               uint64_t* const* bucket = nullptr) {
         StreamRx* const streams = streams_;
         LatencyHistogram* const hist = lat_;
         StreamLatency* const stream_lat = stream_lat_;
-        StreamLatency::Totals* const stream_totals = stream_totals_;
         const uint16_t* const stream_of = stream_of_;
         const uint64_t now48 = now48_;
         uint64_t ours = 0;
@@ -231,9 +266,11 @@ public:
                 ft->lat_max = std::max(ft->lat_max, l);
             }
             if (stream_lat) {
-                const uint16_t m = stream_of[s.stream];
-                stream_lat[m].add_bucket(l);
-                stream_totals[m].add(l);
+                st.latency.add(l);
+                if (bucket)
+                    ++*bucket[i];
+                else
+                    stream_lat[stream_of[s.stream]].add_bucket(l);
             }
         }
         t_.ours += ours;
@@ -247,11 +284,21 @@ public:
 private:
     // Out of line, so the loop without the flows' totals stays as tight as it was.
     [[gnu::noinline]] void account_with_totals(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
-                                               uint32_t n) {
-        account_frames<true>(n, wire, [&](uint32_t i, lr_wire_sig& s) {
-            s = sig[i];
-            return cls[i];
-        });
+                                               uint64_t* const* bucket, uint32_t n) {
+        account_frames<true>(
+            n, wire,
+            [&](uint32_t i, lr_wire_sig& s) {
+                s = sig[i];
+                return cls[i];
+            },
+            bucket);
+    }
+    // A frame of ours: its stream's latency bucket, in a mix (null otherwise, or without a
+    // timestamp), as classify_burst finds it.
+    uint64_t* stream_bucket(const lr_wire_sig& s) const {
+        if (!stream_lat_ || !s.has_ts) return nullptr;
+        const uint64_t ts = tx_shift_ ? (s.ts + tx_shift_[s.stream]) & LR_SIG48_MASK : s.ts;
+        return stream_lat_[stream_of_[s.stream]].bucket_for((now48_ - ts) & LR_SIG48_MASK);
     }
     // A frame the fast lane passed on, by the general rules.
     [[gnu::noinline]] void account_general(const uint8_t* p, uint32_t len, bool csum_verified) {
@@ -306,7 +353,6 @@ private:
     LatencyHistogram* lat_;
     const uint16_t* stream_of_;
     StreamLatency* stream_lat_;
-    StreamLatency::Totals* stream_totals_ = nullptr;  // out_->stream_latency_totals, sized once
     CountsExchange<FlowLive>* flows_live_;
     const uint64_t* tx_shift_;  // RxResult::tx_clock_shift, or null
     uint32_t seen_ = 0, flows_seen_ = 0;

@@ -6,9 +6,9 @@ uint64_t SeqTracker::extend_slow(uint64_t wire, unsigned bits) const {
     const uint64_t mod = bits >= 64 ? 0 : (uint64_t(1) << bits);
     if (!mod) return wire;
     wire &= mod - 1;
-    if (!c_.any()) return wire;  // streams start at 0
+    if (!any()) return wire;  // streams start at 0
     // The value nearest to the highest seen: within half the wire space either side.
-    const uint64_t base = c_.highest;
+    const uint64_t base = highest_;
     const uint64_t d = (wire - base) & (mod - 1);
     const int64_t sd = d >= mod / 2 ? static_cast<int64_t>(d) - static_cast<int64_t>(mod) : static_cast<int64_t>(d);
     const int64_t r = static_cast<int64_t>(base) + sd;
@@ -38,37 +38,37 @@ SeqTracker::Arrival SeqTracker::add_slow(uint64_t s) {
 }
 
 SeqTracker::Arrival SeqTracker::add_to_ring(uint64_t s) {
-    if (!c_.any()) {
-        c_.highest = s;
+    if (!any()) {
+        highest_ = s;
         clear_range(s >= kWindow ? s - kWindow : 0, s + 1);
         mark(s);
-        ++c_.received;
+        ++received_;
         return Arrival::in_order;
     }
-    if (s > c_.highest) {
-        clear_range(c_.highest + 1, s + 1);  // forget what fell out of the ring
-        c_.highest = s;
+    if (s > highest_) {
+        clear_range(highest_ + 1, s + 1);  // forget what fell out of the ring
+        highest_ = s;
         mark(s);
-        ++c_.received;
+        ++received_;
         return Arrival::in_order;
     }
-    if (c_.highest - s >= kWindow) {
-        ++c_.late;
+    if (highest_ - s >= kWindow) {
+        ++rare_.late;
         return Arrival::late;
     }
     if (seen(s)) {
-        ++c_.duplicates;
+        ++rare_.duplicates;
         return Arrival::duplicate;
     }
     mark(s);
-    ++c_.received;
-    ++c_.reordered;
+    ++received_;
+    ++rare_.reordered;
     return Arrival::reordered;
 }
 
 SeqTracker::Arrived SeqTracker::arrive_slow(uint64_t wire, unsigned bits) {
     const uint64_t s = extend(wire, bits);
-    const uint64_t next = c_.any() ? c_.highest + 1 : 0;  // the sequence expected in order
+    const uint64_t next = any() ? highest_ + 1 : 0;  // the sequence expected in order
     const Arrival a = add(s);
     return {a, a == Arrival::in_order ? s - next : 0};
 }

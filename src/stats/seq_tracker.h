@@ -1,9 +1,10 @@
 // Per-stream sequence tracking: received, duplicates, reordering and late arrivals, over a
 // sliding window, in a 64-bit sequence space extended from 48- or 32-bit wire values.
 // One tracker per (RX queue, stream); only its RX worker writes it.
-// What an arrival in order touches (the counts and the window's word that holds the highest
-// sequence, kept apart from the ring) is the tracker's first 48 bytes: with thousands of streams,
-// one cache line a frame, not two; the word goes to the ring once every 64 sequences.
+// What an arrival in order touches (the received count, the highest sequence and the window's
+// word that holds it, kept apart from the ring) is the tracker's first 24 bytes: with thousands
+// of streams, part of one cache line a frame (stats::StreamRx), not two; the word goes to the
+// ring once every 64 sequences. The counts of rarer arrivals (reordered, duplicate, late) follow.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -26,19 +27,19 @@ public:
         bool any() const { return received != 0; }
     };
     // The bytes an arrival in order touches, at the start of the tracker.
-    static constexpr size_t kHotBytes = sizeof(Counts) + sizeof(uint64_t);
+    static constexpr size_t kHotBytes = 3 * sizeof(uint64_t);
 
     // Extends a `bits`-wide wire sequence to 64 bits around the highest seen so far.
     uint64_t extend(uint64_t wire, unsigned bits) const {
         // The common case, the next sequence, without the general arithmetic.
-        const uint64_t next = c_.highest + 1;
-        if (c_.any() && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) return next;
+        const uint64_t next = highest_ + 1;
+        if (any() && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) return next;
         return extend_slow(wire, bits);
     }
     enum class Arrival : uint8_t { in_order, reordered, duplicate, late };
     // Records one arrival of (64-bit) sequence `s` and says what it was.
     Arrival add(uint64_t s) {
-        if (c_.any() && s == c_.highest + 1) {
+        if (any() && s == highest_ + 1) {
             next_in_order();
             return Arrival::in_order;
         }
@@ -52,38 +53,39 @@ public:
         uint64_t skipped;
     };
     [[gnu::always_inline]] Arrived arrive(uint64_t wire, unsigned bits) {
-        const uint64_t next = c_.highest + 1;
-        if (c_.any() && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) [[likely]] {
+        const uint64_t next = highest_ + 1;
+        if (any() && bits < 64 && ((next ^ wire) & ((uint64_t(1) << bits) - 1)) == 0) [[likely]] {
             next_in_order();
             return {Arrival::in_order, 0};
         }
         return arrive_slow(wire, bits);
     }
-    const Counts& counts() const { return c_; }
+    Counts counts() const { return {received_, rare_.reordered, rare_.duplicates, rare_.late, highest_}; }
     // Asks for the state an arrival in order will touch (kHotBytes).
-    void prefetch() const { __builtin_prefetch(&c_, 1); }
+    void prefetch() const { __builtin_prefetch(&received_, 1); }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.
-    uint64_t gaps() const { return c_.any() ? c_.highest + 1 - c_.received - c_.late : 0; }
+    uint64_t gaps() const { return any() ? highest_ + 1 - received_ - rare_.late : 0; }
 
 private:
     // The sequence after the highest arrived. Bits above the highest are never read, so a new
     // word starts empty, and stale bits in the ring from a lap ago need no clearing here: a
     // jump clears what it passes.
     [[gnu::always_inline]] void next_in_order() {
-        const uint64_t s = c_.highest + 1;
+        const uint64_t s = highest_ + 1;
         if (s % 64 == 0) [[unlikely]] {
-            bits_[(c_.highest / 64) % kWords] = word_;
+            bits_[(highest_ / 64) % kWords] = word_;
             word_ = 0;
         }
         word_ |= uint64_t(1) << (s % 64);
-        c_.highest = s;
-        ++c_.received;
+        highest_ = s;
+        ++received_;
     }
+    bool any() const { return received_ != 0; }
     // Everything but next_in_order works on the ring: the highest's word goes there first and
     // comes back after.
-    void store_word() { bits_[(c_.highest / 64) % kWords] = word_; }
-    void load_word() { word_ = bits_[(c_.highest / 64) % kWords]; }
+    void store_word() { bits_[(highest_ / 64) % kWords] = word_; }
+    void load_word() { word_ = bits_[(highest_ / 64) % kWords]; }
     bool seen(uint64_t s) const { return bits_[(s / 64) % kWords] >> (s % 64) & 1; }
     void mark(uint64_t s) { bits_[(s / 64) % kWords] |= uint64_t(1) << (s % 64); }
     void clear_range(uint64_t from, uint64_t to);  // [from, to)
@@ -93,8 +95,12 @@ private:
     [[gnu::noinline]] Arrived arrive_slow(uint64_t wire, unsigned bits);
 
     static constexpr uint64_t kWords = kWindow / 64 * 2;  // ring of bits, twice the window
-    Counts c_;
+    // Counts::received and Counts::highest, then the word: the hot bytes.
+    uint64_t received_ = 0, highest_ = 0;
     uint64_t word_ = 0;  // the window's word holding the highest sequence (its ring entry is stale)
+    struct Rare {
+        uint64_t reordered = 0, duplicates = 0, late = 0;
+    } rare_;
     std::array<uint64_t, kWords> bits_{};
 };
 

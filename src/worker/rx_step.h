@@ -62,19 +62,16 @@ public:
         } else if (r_.sign) {
             // Many streams: classify the burst and fetch each test frame's tracking state, then
             // account for every frame (stats::RxMeasure::classify): the state's misses overlap.
-            for (uint32_t i = 0; i < n; ++i) {
+            meas_.classify_burst(n, cls_.data(), sig_.data(), bucket_.data(), [&](uint32_t i) {
                 const uint64_t wb = fetch_ahead_and_size(ops, i, n);
                 b += wb;
                 wire_[i] = static_cast<uint16_t>(wb);
-                cls_[i] = static_cast<int8_t>(meas_.classify(ops.data(i), ops.len(i), ops.csum_verified(i), sig_[i]));
-                if (cls_[i] == LR_OURS) meas_.prefetch(sig_[i]);
-            }
-            meas_.account(cls_.data(), sig_.data(), wire_.data(), n);
+                return stats::RxMeasure::FrameRef{ops.data(i), ops.len(i), ops.csum_verified(i)};
+            });
+            meas_.account(cls_.data(), sig_.data(), wire_.data(), bucket_.data(), n);
         } else {
-            for (uint32_t i = 0; i < n; ++i) {
-                b += size_of(ops, i);
-                meas_.frame(ops.data(i), ops.len(i), ops.csum_verified(i));
-            }
+            for (uint32_t i = 0; i < n; ++i) b += size_of(ops, i);
+            meas_.plain(n);
         }
         // --capture: a pass of its own over the burst, so the counting loop above stays as
         // tight as without it; once the capture is full it is never looked at again.
@@ -144,6 +141,7 @@ private:
     std::array<int8_t, kMaxBurstFrames> cls_;       // a burst's classes (LR_OURS, ...)
     std::array<lr_wire_sig, kMaxBurstFrames> sig_;  // and signatures, between the two passes
     std::array<uint16_t, kMaxBurstFrames> wire_;     // and sizes on the wire (FCS included)
+    std::array<uint64_t*, kMaxBurstFrames> bucket_;  // and stream latency buckets (a mix's)
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
 };
 

@@ -143,40 +143,76 @@ TEST(LiveLatency, AnotherHostsStampsReadThroughTheShift) {
 // A mix of streams: each keeps a latency histogram of its own (several signature ids may map to
 // one stream), whose totals the receiver adds when it ends. Count, sum, minimum and maximum
 // are exact, the buckets hold every frame, and a second finish adds nothing.
-TEST(StreamLatency, EachStreamOfAMixGetsExactTotalsWhenTheReceiverEnds) {
+// Both ways a receive queue accounts: frame by frame (a few streams), and a burst classified
+// first, each frame's state fetched, then accounted (many streams; RxMeasure::prefetch finds
+// the stream's latency bucket, which account() increments).
+class StreamLatencyOfAMix : public ::testing::TestWithParam<bool> {};
+
+TEST_P(StreamLatencyOfAMix, EachStreamGetsExactTotalsWhenTheReceiverEnds) {
+    const bool burst = GetParam();
     const uint16_t nonce = 0x5151;
     const auto layout = packet::sig_layout(spec64());
+    constexpr uint16_t kIds = 40;  // more than one pass takes
+    static_assert(kIds > stats::RxMeasure::kOnePassStreams);
     stats::RxResult out;
-    out.stream_of = {0, 1, 1, 2};  // signature ids 1 and 2 are flows of the mix's stream 1
-    out.stream_latency.assign(3, {});
-    std::array<std::vector<uint8_t>, 4> frames;
-    for (uint16_t id = 0; id < 4; ++id) {
+    for (uint16_t id = 0; id < kIds; ++id) out.stream_of.push_back(id < 4 ? id % 3 : 3 + id % 5);  // flows of 8 streams
+    out.stream_latency.assign(8, {});
+    std::vector<std::vector<uint8_t>> frames(kIds);
+    for (uint16_t id = 0; id < kIds; ++id) {
         frames[id] = packet::build_frame(spec64());
         packet::sig_init(frames[id], layout, nonce, id);
     }
     struct Expected {
         uint64_t count = 0, sum = 0, min = UINT64_MAX, max = 0;
     };
-    std::array<Expected, 3> want;
+    std::vector<Expected> want(8);
     {
-        stats::RxMeasure meas(true, nonce, 4, &out);
-        std::array<uint64_t, 4> seq{};
-        for (uint64_t k = 0; k < 10000; ++k) {
-            const uint16_t id = static_cast<uint16_t>(k % 4);
-            const uint64_t tx = 5'000'000 + k * 100, lat = 300 + (k * 7919) % 90000;
-            packet::sig_stamp(frames[id].data(), layout, seq[id]++, tx);
-            meas.burst_time(tx + lat);
-            meas.frame(frames[id].data(), static_cast<uint32_t>(frames[id].size()));
-            auto& w = want[out.stream_of[id]];
-            ++w.count;
-            w.sum += lat;
-            w.min = std::min(w.min, lat);
-            w.max = std::max(w.max, lat);
+        stats::RxMeasure meas(true, nonce, kIds, &out);
+        std::vector<uint64_t> seq(kIds);
+        constexpr uint32_t kBurst = 16;
+        std::array<int8_t, kBurst> cls;
+        std::array<lr_wire_sig, kBurst> sig;
+        std::array<uint16_t, kBurst> wire;
+        std::array<uint64_t*, kBurst> bucket;
+        std::array<uint16_t, kBurst> ids;
+        for (uint64_t k = 0; k < 20000; k += kBurst) {
+            const uint64_t rx = 5'000'000 + k * 100;
+            meas.burst_time(rx);
+            for (uint32_t i = 0; i < kBurst; ++i) {
+                const uint16_t id = static_cast<uint16_t>((k + i) * 7 % kIds);
+                const uint64_t lat = 300 + ((k + i) * 7919) % 90000;
+                const bool future = (k + i) % 1000 == 999;  // a timestamp ahead of the receiver: no latency
+                auto& f = frames[id];
+                packet::sig_stamp(f.data(), layout, seq[id]++, future ? rx + 5 : rx - lat);
+                if (burst) {
+                    ids[i] = id;
+                } else {
+                    meas.frame(f.data(), static_cast<uint32_t>(f.size()));
+                }
+                if (future) continue;
+                auto& w = want[out.stream_of[id]];
+                ++w.count;
+                w.sum += lat;
+                w.min = std::min(w.min, lat);
+                w.max = std::max(w.max, lat);
+            }
+            if (!burst) continue;
+            // Each frame was stamped in place: the burst's frames are distinct ids (7 is prime to kIds).
+            meas.classify_burst(kBurst, cls.data(), sig.data(), bucket.data(), [&](uint32_t i) {
+                wire[i] = static_cast<uint16_t>(frames[ids[i]].size() + 4);
+                return stats::RxMeasure::FrameRef{frames[ids[i]].data(), static_cast<uint32_t>(frames[ids[i]].size()), false};
+            });
+            for (uint32_t i = 0; i < kBurst; ++i) {
+                ASSERT_EQ(cls[i], LR_OURS);
+                ASSERT_NE(bucket[i], nullptr);
+            }
+            meas.account(cls.data(), sig.data(), wire.data(), bucket.data(), kBurst);
         }
         meas.finish();
-        meas.finish();
+        meas.finish();  // a second time adds nothing
     }
-    for (size_t m = 0; m < 3; ++m) {
+    uint64_t all = 0;
+    for (size_t m = 0; m < want.size(); ++m) {
         const auto& h = out.stream_latency[m];
         EXPECT_EQ(h.count(), want[m].count) << "stream " << m;
         EXPECT_EQ(h.sum(), want[m].sum) << "stream " << m;
@@ -185,6 +221,12 @@ TEST(StreamLatency, EachStreamOfAMixGetsExactTotalsWhenTheReceiverEnds) {
         uint64_t in_buckets = 0;
         for (unsigned b = 0; b < stats::StreamLatency::kBuckets; ++b) in_buckets += h.bucket_count(b);
         EXPECT_EQ(in_buckets, want[m].count) << "stream " << m;
+        EXPECT_EQ(h.uncounted(), 0u) << "stream " << m;
+        all += want[m].count;
     }
-    EXPECT_EQ(want[1].count, 5000u);
+    EXPECT_EQ(all, 20000u - 20u);
+    EXPECT_EQ(out.latency.count(), all);
+    for (const auto& st : out.streams) EXPECT_EQ(st.latency.min, UINT64_MAX);  // handed over, and cleared
 }
+
+INSTANTIATE_TEST_SUITE_P(FrameByFrameAndInBursts, StreamLatencyOfAMix, ::testing::Bool());
