@@ -29,13 +29,6 @@ void Histogram<B>::merge(const Histogram& o) {
 }
 
 template <unsigned B>
-uint64_t Histogram<B>::uncounted() const {
-    uint64_t n = 0;
-    for (const uint64_t c : counts_) n += c;
-    return n - count_;
-}
-
-template <unsigned B>
 uint64_t Histogram<B>::percentile(double q) const {
     if (!count_) return 0;
     q = std::clamp(q, 0.0, 1.0);

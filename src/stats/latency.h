@@ -61,9 +61,6 @@ public:
     // The counter add_bucket(ns) increments: a receive path that finds it while the frame's
     // other state is fetched increments it later without finding it again.
     uint64_t* bucket_for(uint64_t ns) { return &counts_[bucket_of(ns)]; }
-    // Values in the buckets not yet in count(): those added bucket by bucket since the last
-    // add(Totals).
-    uint64_t uncounted() const;
     // Values that fell in bucket b, and in the bucket of `ns` (exact below 2^SubBits ns).
     uint64_t bucket_count(unsigned b) const { return counts_[b]; }
     uint64_t count_of(uint64_t ns) const { return counts_[bucket_of(ns)]; }
@@ -99,8 +96,8 @@ private:
     uint64_t count_ = 0, sum_ = 0, min_ = UINT64_MAX, max_ = 0;
 };
 
-// One flow's latency sum and extremes, for a histogram filled bucket by bucket: its count is
-// what the buckets gained (Histogram::uncounted). 24 bytes, to share a cache line with the
+// One flow's latency sum and extremes, for a histogram filled bucket by bucket (its count is
+// kept elsewhere: stats::StreamRx::latency_count). 24 bytes, to share a cache line with the
 // flow's other per-frame state (stats::StreamRx).
 struct LatencySpan {
     uint64_t sum = 0, min = UINT64_MAX, max = 0;

@@ -3,20 +3,18 @@
 namespace lr::stats {
 
 void RxMeasure::finish() {
-    if (!stream_lat_) return;
+    if (!stream_lat_ || finished_) return;
+    finished_ = true;
     std::vector<StreamLatency::Totals> totals(out_->stream_latency.size());
     for (uint32_t f = 0; f < nstreams_; ++f) {
-        LatencySpan& span = streams_[f].latency;
+        const StreamRx& st = streams_[f];
         auto& t = totals[stream_of_[f]];
-        t.sum += span.sum;
-        t.min = std::min(t.min, span.min);
-        t.max = std::max(t.max, span.max);
-        span = {};
+        t.count += st.latency_count();
+        t.sum += st.latency.sum;
+        t.min = std::min(t.min, st.latency.min);
+        t.max = std::max(t.max, st.latency.max);
     }
-    for (size_t m = 0; m < totals.size(); ++m) {
-        totals[m].count = stream_lat_[m].uncounted();
-        stream_lat_[m].add(totals[m]);
-    }
+    for (size_t m = 0; m < totals.size(); ++m) stream_lat_[m].add(totals[m]);
 }
 
 void RxMeasure::publish(QueueCounters& c) const {

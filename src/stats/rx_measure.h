@@ -23,11 +23,18 @@ namespace lr::stats {
 // the latency sum and extremes, the count received, the highest sequence and the window's word
 // holding it) is its first cache line; the rest of the tracker follows. `latency` is kept for
 // a mix of streams only (RxResult::stream_latency), and goes to its stream's histogram when the
-// receiver ends.
+// receiver ends, with a count: every arrival the tracker counted (received, duplicate or late)
+// but those that had no latency (`latency_skipped`, rare, after the window).
 struct alignas(64) StreamRx {
     Jitter jitter;
     LatencySpan latency;
     SeqTracker seq;
+    uint64_t latency_skipped = 0;  // a mix's: frames of ours without a timestamp, or with one ahead
+    // The frames of ours whose latency went to the buckets.
+    uint64_t latency_count() const {
+        const auto c = seq.counts();
+        return c.received + c.duplicates + c.late - latency_skipped;
+    }
 };
 static_assert(sizeof(Jitter) + sizeof(LatencySpan) + SeqTracker::kHotBytes <= 64);
 
@@ -91,8 +98,8 @@ public:
         if (totals_) out_->flow_totals.resize(streams);
         if (flows_live_) flows_live_->buf.resize(streams);
     }
-    // After the last frame: each stream's latency totals (its flows' sums and extremes, and the
-    // count its buckets gained) into its histogram.
+    // After the last frame: each stream's latency totals (its flows' sums, extremes and
+    // counts) into its histogram. Once; a second call does nothing.
     void finish();
     void burst_time(uint64_t rx_ns) {
         now_ = rx_ns;
@@ -250,12 +257,18 @@ public:
             const auto a = st.seq.arrive(s.seq, s.seq_bits);
             if (a.kind != SeqTracker::Arrival::in_order || a.skipped) [[unlikely]]
                 count_out_of_order(a);
-            if (!s.has_ts) continue;
+            if (!s.has_ts) [[unlikely]] {
+                no_latency(st);
+                continue;
+            }
             uint64_t ts = s.ts;
             if constexpr (kTotals)
                 if (tx_shift_) ts = (ts + tx_shift_[s.stream]) & LR_SIG48_MASK;
             const uint64_t l = (now48 - ts) & LR_SIG48_MASK;
-            if (l >= (uint64_t(1) << 47)) continue;  // a timestamp from the future would wrap: ignore it
+            if (l >= (uint64_t(1) << 47)) [[unlikely]] {  // a timestamp from the future would wrap: ignore it
+                no_latency(st);
+                continue;
+            }
             hist->add_bucket(l);
             lat.add(l);
             st.jitter.add_transit(static_cast<int64_t>(l));
@@ -309,6 +322,10 @@ private:
             return cls;
         });
     }
+    // A frame of ours without a latency (no timestamp, or one from the future).
+    [[gnu::noinline]] void no_latency(StreamRx& st) const {
+        if (stream_lat_) ++st.latency_skipped;
+    }
     // A frame not of ours.
     [[gnu::noinline]] void count_other(int cls) {
         switch (cls) {
@@ -356,6 +373,7 @@ private:
     CountsExchange<FlowLive>* flows_live_;
     const uint64_t* tx_shift_;  // RxResult::tx_clock_shift, or null
     uint32_t seen_ = 0, flows_seen_ = 0;
+    bool finished_ = false;
     uint64_t now_ = 0, now48_ = 0;
     Tally t_;
 };

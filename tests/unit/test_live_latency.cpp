@@ -221,12 +221,10 @@ TEST_P(StreamLatencyOfAMix, EachStreamGetsExactTotalsWhenTheReceiverEnds) {
         uint64_t in_buckets = 0;
         for (unsigned b = 0; b < stats::StreamLatency::kBuckets; ++b) in_buckets += h.bucket_count(b);
         EXPECT_EQ(in_buckets, want[m].count) << "stream " << m;
-        EXPECT_EQ(h.uncounted(), 0u) << "stream " << m;
         all += want[m].count;
     }
     EXPECT_EQ(all, 20000u - 20u);
     EXPECT_EQ(out.latency.count(), all);
-    for (const auto& st : out.streams) EXPECT_EQ(st.latency.min, UINT64_MAX);  // handed over, and cleared
 }
 
 INSTANTIATE_TEST_SUITE_P(FrameByFrameAndInBursts, StreamLatencyOfAMix, ::testing::Bool());
