@@ -11,7 +11,7 @@ counts them. When the receiver is slower than the sender the ring fills and the 
 back-pressure: the RX rate is then the receiver's ceiling on one core. When the sender shows
 no back-pressure, the receiver kept up and the figure is only a lower bound ("sender-bound").
 Each round runs every binary and mode once, alternating; medians are printed, with the ratio
-signed/plain.
+signed/plain, each ratio both of the medians and as the median of every round's own ratio.
 
 --streams N adds two signed modes: N flows of one stream (`--flows N`: N sequence-tracked
 signature ids) and N streams of their own (a profile of N [[stream]] tables, one flow each:
@@ -84,13 +84,19 @@ def main():
     for (name, mode), v in med.items():
         note = " (sender-bound: a lower bound)" if bound[(name, mode)] else ""
         print(f"median {name} {mode:<14}: {v:.2f} Mpps RX{note}")
+    # A ratio of the medians, and the median of each round's own ratio: runs a few seconds
+    # apart share more of the host's state than runs minutes apart.
+    def ratio(label, num, den):
+        per_round = [x / y for x, y in zip(res[num], res[den])]
+        print(f"ratio {label}: {med[num] / med[den]:.2f}x (each round's: median {statistics.median(per_round):.2f}x, "
+              f"range {min(per_round):.2f}-{max(per_round):.2f}x)")
     for name, _ in bins:
-        print(f"ratio {name} signed/plain: {med[(name, 'signed')] / med[(name, 'plain')]:.2f}x")
+        ratio(f"{name} signed/plain", (name, "signed"), (name, "plain"))
         for mode in modes[2:]:
-            print(f"ratio {name} {mode}/signed: {med[(name, mode)] / med[(name, 'signed')]:.2f}x")
+            ratio(f"{name} {mode}/signed", (name, mode), (name, "signed"))
     if a.compare:
         for mode in modes:
-            print(f"ratio this/compare {mode}: {med[('this', mode)] / med[('compare', mode)]:.2f}x")
+            ratio(f"this/compare {mode}", ("this", mode), ("compare", mode))
 
 
 if __name__ == "__main__":
