@@ -24,7 +24,7 @@ namespace lr::stats {
 // holding it) is its first cache line; the rest of the tracker follows. `latency` is kept for
 // a mix of streams only (RxResult::stream_latency), and goes to its stream's histogram when the
 // receiver ends, with a count: every arrival the tracker counted (received, duplicate or late)
-// but those that had no latency (`latency_skipped`, rare, after the window).
+// but those that had no latency (`latency_skipped`: rare, so kept behind the window).
 struct alignas(64) StreamRx {
     Jitter jitter;
     LatencySpan latency;
@@ -56,8 +56,8 @@ struct RxResult {
     // signed stream id maps to its stream through `stream_of`, sized before the trial). While
     // the worker runs it adds to the buckets only, and each flow's sum and extremes to the
     // flow's StreamRx::latency, in the line its frames touch anyway (in the histogram they
-    // would be a second line of a 4.9 KB structure for every frame). It adds those, and the
-    // count the buckets gained, to the histograms when it ends (RxMeasure::finish).
+    // would be a second line of a 4.9 KB structure for every frame). It adds those, with each
+    // flow's count (StreamRx::latency_count), to the histograms when it ends (RxMeasure::finish).
     std::vector<StreamLatency> stream_latency;
     std::vector<uint16_t> stream_of;
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
@@ -209,8 +209,7 @@ public:
     // The second pass: accounts for `n` classified frames, their classes, signatures, sizes on
     // the wire (FCS included) and buckets as classify_burst() left them.
     [[gnu::always_inline]] void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
-                                        uint64_t* const* bucket,
-                 uint32_t n) {
+                                        uint64_t* const* bucket, uint32_t n) {
         auto next = [&](uint32_t i, lr_wire_sig& s) {
             s = sig[i];
             return cls[i];
@@ -223,11 +222,11 @@ public:
     // Accounts for a burst of `n` frames, where `next(i, s)` classifies frame i: returns its
     // class and, for one of ours, fills its signature `s` (kAccounted: nothing left to do).
     // `wire`: their sizes on the wire, read for the flows' totals only. `bucket`: each frame's
-    // stream latency bucket as classify_burst() found it (null: found here). What nearly every frame
-    // needs (one of ours, in order, with a timestamp) is kept in locals through the burst, which
-    // the compiler holds in registers (stores to the streams' state could alias members, not
-    // locals), and added once at the end; rarer outcomes (another class, a sequence out of
-    // order) go to the tallies out of line.
+    // stream latency bucket as classify_burst() found it (null: found here). What nearly every
+    // frame needs (one of ours, in order, with a timestamp) is kept in locals through the burst,
+    // which the compiler holds in registers (stores to the streams' state could alias members,
+    // not locals), and added once at the end; rarer outcomes (another class, a sequence out of
+    // order, no latency) go to the tallies out of line.
     template <bool kTotals, class Next>
     [[gnu::always_inline]] void account_frames(uint32_t n, const uint16_t* wire, Next&& next,
                                                uint64_t* const* bucket = nullptr) {
