@@ -17,7 +17,7 @@ public:
     static constexpr uint64_t kWindow = 4096;  // sequences remembered below the highest
 
     struct Counts {
-        uint64_t received = 0;    // unique sequences seen (in order, reordered or late)
+        uint64_t received = 0;    // unique sequences seen (in order or reordered)
         uint64_t reordered = 0;   // arrived after a higher sequence, within the window
         uint64_t duplicates = 0;  // a sequence seen again within the window
         uint64_t late = 0;        // below the window: cannot tell duplicate from reordered;
