@@ -129,8 +129,7 @@ public:
         lr_wire_sig s{};
         const int8_t cls = static_cast<int8_t>(classify(p, len, csum_verified, s));
         const uint16_t wire = static_cast<uint16_t>(len + packet::kFcsLen);
-        uint64_t* const bucket = cls == LR_OURS ? stream_bucket(s) : nullptr;
-        account(&cls, &s, &wire, &bucket, 1);
+        account(&cls, &s, &wire, nullptr, 1);
     }
     // The same for a burst (worker/rx_step.h), in one of two ways. With a few streams, their
     // state stays in cache: each frame is classified and accounted in turn (account_frames).
@@ -144,13 +143,7 @@ public:
     // The fast lane inline, the general rules (every other frame) out of line. Only the latter
     // sees `s`'s address, so that a caller's `s` may stay in registers.
     [[gnu::always_inline]] int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
-        const int fast = packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s);
-        if (fast >= 0) [[likely]]
-            return fast;
-        lr_wire_sig general;
-        const int cls = classify_general(p, len, csum_verified, general);
-        s = general;
-        return cls;
+        return classify_as(nonce_, nstreams_, p, len, csum_verified, s);
     }
     // The single pass's classification: LR_OURS for a frame the fast lane takes (its layout's
     // constants then known where it is accounted), kAccounted for any other, which is
@@ -186,17 +179,12 @@ public:
         for (uint32_t i = 0; i < n; ++i) {
             const FrameRef f = frame(i);
             lr_wire_sig s;
-            int c = packet::classify_fast(f.p, f.len, nonce, nstreams, f.csum_verified, s);
-            if (c < 0) [[unlikely]] {
-                lr_wire_sig general;
-                c = classify_general(f.p, f.len, f.csum_verified, general);
-                s = general;
-            }
+            const int c = classify_as(nonce, nstreams, f.p, f.len, f.csum_verified, s);
             cls[i] = static_cast<int8_t>(c);
             sig[i] = s;
             uint64_t* b = nullptr;
             if (c == LR_OURS) {
-                __builtin_prefetch(&streams[s.stream], 1);  // classify checked s.stream < nstreams
+                __builtin_prefetch(&streams[s.stream], 1);  // classify checked s.stream < nstreams_
                 if (stream_lat && s.has_ts) {
                     const uint64_t ts = tx_shift ? (s.ts + tx_shift[s.stream]) & LR_SIG48_MASK : s.ts;
                     b = stream_lat[stream_of[s.stream]].bucket_for((now48 - ts) & LR_SIG48_MASK);
@@ -207,7 +195,8 @@ public:
         }
     }
     // The second pass: accounts for `n` classified frames, their classes, signatures, sizes on
-    // the wire (FCS included) and buckets as classify_burst() left them.
+    // the wire (FCS included) and buckets as classify_burst() left them (null: each bucket is
+    // found as its frame is accounted, as for a single frame).
     [[gnu::always_inline]] void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
                                         uint64_t* const* bucket, uint32_t n) {
         auto next = [&](uint32_t i, lr_wire_sig& s) {
@@ -294,6 +283,17 @@ public:
     void publish(QueueCounters& c) const;
 
 private:
+    // classify() with the run's nonce and stream count given (a caller's locals).
+    [[gnu::always_inline]] int classify_as(uint32_t nonce, uint32_t nstreams, const uint8_t* p, uint32_t len,
+                                           bool csum_verified, lr_wire_sig& s) const {
+        const int fast = packet::classify_fast(p, len, nonce, nstreams, csum_verified, s);
+        if (fast >= 0) [[likely]]
+            return fast;
+        lr_wire_sig general;
+        const int cls = classify_general(p, len, csum_verified, general);
+        s = general;
+        return cls;
+    }
     // Out of line, so the loop without the flows' totals stays as tight as it was.
     [[gnu::noinline]] void account_with_totals(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
                                                uint64_t* const* bucket, uint32_t n) {
@@ -304,13 +304,6 @@ private:
                 return cls[i];
             },
             bucket);
-    }
-    // A frame of ours: its stream's latency bucket, in a mix (null otherwise, or without a
-    // timestamp), as classify_burst finds it.
-    uint64_t* stream_bucket(const lr_wire_sig& s) const {
-        if (!stream_lat_ || !s.has_ts) return nullptr;
-        const uint64_t ts = tx_shift_ ? (s.ts + tx_shift_[s.stream]) & LR_SIG48_MASK : s.ts;
-        return stream_lat_[stream_of_[s.stream]].bucket_for((now48_ - ts) & LR_SIG48_MASK);
     }
     // A frame the fast lane passed on, by the general rules.
     [[gnu::noinline]] void account_general(const uint8_t* p, uint32_t len, bool csum_verified) {

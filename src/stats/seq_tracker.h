@@ -61,8 +61,6 @@ public:
         return arrive_slow(wire, bits);
     }
     Counts counts() const { return {received_, rare_.reordered, rare_.duplicates, rare_.late, highest_}; }
-    // Asks for the state an arrival in order will touch (kHotBytes).
-    void prefetch() const { __builtin_prefetch(&received_, 1); }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.
     uint64_t gaps() const { return any() ? highest_ + 1 - received_ - rare_.late : 0; }

@@ -61,7 +61,7 @@ public:
             });
         } else if (r_.sign) {
             // Many streams: classify the burst and fetch each test frame's tracking state, then
-            // account for every frame (stats::RxMeasure::classify): the state's misses overlap.
+            // account for every frame (stats::RxMeasure::classify_burst): the state's misses overlap.
             meas_.classify_burst(n, cls_.data(), sig_.data(), bucket_.data(), [&](uint32_t i) {
                 const uint64_t wb = fetch_ahead_and_size(ops, i, n);
                 b += wb;
