@@ -7,12 +7,13 @@ void RxMeasure::finish() {
     finished_ = true;
     std::vector<StreamLatency::Totals> totals(out_->stream_latency.size());
     for (uint32_t f = 0; f < nstreams_; ++f) {
-        const StreamRx& st = streams_[f];
+        StreamRx& st = streams_[f];
+        st.latency.flush(stream_lat_[stream_of_[f]]);
         auto& t = totals[stream_of_[f]];
         t.count += st.latency_count();
         t.sum += st.latency.sum;
-        t.min = std::min(t.min, st.latency.min);
-        t.max = std::max(t.max, st.latency.max);
+        t.min = std::min(t.min, st.latency_min());
+        t.max = std::max(t.max, st.latency_max());
     }
     for (size_t m = 0; m < totals.size(); ++m) stream_lat_[m].add(totals[m]);
 }

@@ -4,6 +4,7 @@
 // the worker's QueueCounters; per-stream detail is handed over once, after the worker ends.
 #pragma once
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -20,23 +21,30 @@
 namespace lr::stats {
 
 // A stream's (a flow's) receive state. What every frame of it in order updates (the jitter,
-// the latency sum and extremes, the count received, the highest sequence and the window's word
-// holding it) is its first cache line; the rest of the tracker follows. `latency` is kept for
-// a mix of streams only (RxResult::stream_latency), and goes to its stream's histogram when the
-// receiver ends, with a count: every arrival the tracker counted (received, duplicate or late)
-// but those that had no latency (`latency_skipped`: rare, so kept behind the window).
+// the latency sum, extremes and run, the count received, the highest sequence and the window's
+// word holding it) is its first cache line; the rest of the tracker follows. `latency` is kept
+// for a mix of streams only (RxResult::stream_latency): its runs go to its stream's histogram
+// as they end, and its sum and extremes when the receiver ends, with a count: every arrival the
+// tracker counted (received, duplicate or late) but those that had no latency
+// (`latency_skipped`). The rare values are kept behind the window.
 struct alignas(64) StreamRx {
     Jitter jitter;
-    LatencySpan latency;
+    LatencyRun latency;
     SeqTracker seq;
     uint64_t latency_skipped = 0;  // a mix's: frames of ours without a timestamp, or with one ahead
+    // A mix's: the extremes of the latencies LatencyRun leaves out (LatencyRun::kWide ns or more).
+    uint64_t wide_min = UINT64_MAX, wide_max = 0;
     // The frames of ours whose latency went to the buckets.
     uint64_t latency_count() const {
         const auto c = seq.counts();
         return c.received + c.duplicates + c.late - latency_skipped;
     }
+    uint64_t latency_min() const {
+        return std::min<uint64_t>(latency.min == UINT32_MAX ? UINT64_MAX : latency.min, wide_min);
+    }
+    uint64_t latency_max() const { return std::max<uint64_t>(latency.max, wide_max); }
 };
-static_assert(sizeof(Jitter) + sizeof(LatencySpan) + SeqTracker::kHotBytes <= 64);
+static_assert(sizeof(Jitter) + sizeof(LatencyRun) + SeqTracker::kHotBytes <= 64);
 
 // What an RX worker hands to the control thread when it ends.
 struct RxResult {
@@ -54,10 +62,11 @@ struct RxResult {
     FrameCapture capture;
     // A mix of streams: latency per stream (indexed by the stream's place in the mix; each
     // signed stream id maps to its stream through `stream_of`, sized before the trial). While
-    // the worker runs it adds to the buckets only, and each flow's sum and extremes to the
-    // flow's StreamRx::latency, in the line its frames touch anyway (in the histogram they
-    // would be a second line of a 4.9 KB structure for every frame). It adds those, with each
-    // flow's count (StreamRx::latency_count), to the histograms when it ends (RxMeasure::finish).
+    // the worker runs, each flow keeps its sum, extremes and the run of its latest bucket in
+    // the line its frames touch anyway (StreamRx::latency), and adds a run to its stream's
+    // buckets when the run ends (in the histogram every frame would touch a second line of a
+    // 4.9 KB structure). When it ends, it adds the runs, sums and extremes, with each flow's
+    // count (StreamRx::latency_count), to the histograms (RxMeasure::finish).
     std::vector<StreamLatency> stream_latency;
     std::vector<uint16_t> stream_of;
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
@@ -126,99 +135,68 @@ public:
             ++t_.ours;
             return;
         }
-        lr_wire_sig s{};
-        const int8_t cls = static_cast<int8_t>(classify(p, len, csum_verified, s));
-        const uint16_t wire = static_cast<uint16_t>(len + packet::kFcsLen);
-        account(&cls, &s, &wire, nullptr, 1);
+        const uint32_t wire = len + packet::kFcsLen;
+        auto next = [&](uint32_t, lr_wire_sig& s, uint32_t& w) {
+            w = wire;
+            return classify_or_account(p, len, csum_verified, s, wire);
+        };
+        if (totals_)
+            account_frames<true>(1, next);
+        else
+            account_frames<false>(1, next);
     }
-    // The same for a burst (worker/rx_step.h), in one of two ways. With a few streams, their
-    // state stays in cache: each frame is classified and accounted in turn (account_frames).
-    // With many, it does not: every frame of the burst is classified first and the state its
-    // stream will touch fetched (classify_burst: its flow's first line, StreamRx, and its
-    // stream's latency bucket), then all are accounted (account), so that the misses
-    // overlap instead of stalling each frame in turn. Signed runs only.
-    // At most this many streams (and no flows' totals) take the single pass.
-    static constexpr uint32_t kOnePassStreams = 16;
-    bool one_pass() const { return !totals_ && nstreams_ <= kOnePassStreams; }
-    // The fast lane inline, the general rules (every other frame) out of line. Only the latter
-    // sees `s`'s address, so that a caller's `s` may stay in registers.
-    [[gnu::always_inline]] int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
-        return classify_as(nonce_, nstreams_, p, len, csum_verified, s);
+    // A burst (worker/rx_step.h) is classified and accounted frame by frame, in one pass
+    // (account_frames), each frame's classification (classify_or_account) beside its
+    // accounting. With many flows their state is not in cache: the receive loop asks for the
+    // state of a frame's flow a few frames ahead (prefetch_flow), so that the misses overlap.
+    // Above this many flows it does (below, their state stays in cache).
+    static constexpr uint32_t kFetchFlowsAbove = 16;
+    bool fetch_flows() const { return nstreams_ > kFetchFlowsAbove || totals_; }
+    // A frame's class by the run's rules (the fast lane, then the general ones), its signature
+    // in `s`, without accounting for it.
+    int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
+        const int fast = packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s);
+        return fast >= 0 ? fast : classify_general(p, len, csum_verified, s);
     }
-    // The single pass's classification: LR_OURS for a frame the fast lane takes (its layout's
+    // The pass's classification: LR_OURS for a frame the fast lane takes (its layout's
     // constants then known where it is accounted), kAccounted for any other, which is
-    // classified by the general rules and accounted for here, out of line.
+    // classified by the general rules and accounted for here, out of line. `wire`: its size
+    // on the wire (FCS included), for the flows' totals.
     static constexpr int kAccounted = -1;
-    [[gnu::always_inline]] int classify_or_account(const uint8_t* p, uint32_t len, bool csum_verified,
-                                                   lr_wire_sig& s) {
+    [[gnu::always_inline]] int classify_or_account(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s,
+                                                   uint32_t wire) {
         if (packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s) >= 0) [[likely]]
             return LR_OURS;
-        account_general(p, len, csum_verified);
+        account_general(p, len, csum_verified, wire);
         return kAccounted;
     }
-    // The first of the two passes: classifies `n` frames (`frame(i)` gives frame i as a
-    // FrameRef) into their classes and signatures, and for each of ours asks for the state
-    // accounting for it will touch: its flow's first line (StreamRx) and, in a mix, its stream's
-    // latency bucket, which goes to bucket[i] (null: none) for account() to increment without
-    // finding it again. The members it reads are copied to locals first: the stores to the
-    // arrays would otherwise oblige the compiler to load them again for every frame.
-    struct FrameRef {
-        const uint8_t* p;
-        uint32_t len;
-        bool csum_verified;
-    };
-    template <class Frame>
-    [[gnu::always_inline]] void classify_burst(uint32_t n, int8_t* cls, lr_wire_sig* sig, uint64_t** bucket,
-                                               Frame&& frame) const {
-        const StreamRx* const streams = streams_;
-        StreamLatency* const stream_lat = stream_lat_;
-        const uint16_t* const stream_of = stream_of_;
-        const uint64_t* const tx_shift = tx_shift_;
-        const uint64_t now48 = now48_;
-        const uint32_t nonce = nonce_, nstreams = nstreams_;
-        for (uint32_t i = 0; i < n; ++i) {
-            const FrameRef f = frame(i);
-            lr_wire_sig s;
-            const int c = classify_as(nonce, nstreams, f.p, f.len, f.csum_verified, s);
-            cls[i] = static_cast<int8_t>(c);
-            sig[i] = s;
-            uint64_t* b = nullptr;
-            if (c == LR_OURS) {
-                __builtin_prefetch(&streams[s.stream], 1);  // classify checked s.stream < nstreams_
-                if (stream_lat && s.has_ts) {
-                    const uint64_t ts = tx_shift ? (s.ts + tx_shift[s.stream]) & LR_SIG48_MASK : s.ts;
-                    b = stream_lat[stream_of[s.stream]].bucket_for((now48 - ts) & LR_SIG48_MASK);
-                    __builtin_prefetch(b, 1);
-                }
-            }
-            bucket[i] = b;
-        }
+    // A hint, not a classification: asks for the state of the flow (its StreamRx and, when
+    // kept, its FlowRxTotals) a frame would be of if it had the fast lane's layout (IPv4, UDP,
+    // the full signature), to be there when the frame is accounted a few frames later. A frame
+    // of another layout, or not of ours, asks for some flow's state in vain, and costs that;
+    // nothing is read beyond the frame's `len` bytes. Measured against classifying the whole
+    // burst first and fetching each frame's state then (two passes): a fifth more frames a
+    // second with 4096 streams, and fewer instructions (docs/benchmarks.md).
+    [[gnu::always_inline]] void prefetch_flow(const uint8_t* p, uint32_t len) const {
+        constexpr uint32_t kStreamAt = 14 + 20 + 8 + LR_UDP_STREAM;
+        if (len < kStreamAt + 2) [[unlikely]]
+            return;
+        uint16_t id;
+        std::memcpy(&id, p + kStreamAt, 2);
+        id = __builtin_bswap16(id);
+        const uint32_t f = id < nstreams_ ? id : 0;
+        __builtin_prefetch(&streams_[f], 1);
+        if (totals_) __builtin_prefetch(&out_->flow_totals[f], 1);
     }
-    // The second pass: accounts for `n` classified frames, their classes, signatures, sizes on
-    // the wire (FCS included) and buckets as classify_burst() left them (null: each bucket is
-    // found as its frame is accounted, as for a single frame).
-    [[gnu::always_inline]] void account(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
-                                        uint64_t* const* bucket, uint32_t n) {
-        auto next = [&](uint32_t i, lr_wire_sig& s) {
-            s = sig[i];
-            return cls[i];
-        };
-        if (totals_) [[unlikely]]
-            account_with_totals(cls, sig, wire, bucket, n);
-        else
-            account_frames<false>(n, nullptr, next, bucket);
-    }
-    // Accounts for a burst of `n` frames, where `next(i, s)` classifies frame i: returns its
-    // class and, for one of ours, fills its signature `s` (kAccounted: nothing left to do).
-    // `wire`: their sizes on the wire, read for the flows' totals only. `bucket`: each frame's
-    // stream latency bucket as classify_burst() found it (null: found here). What nearly every
+    // Accounts for a burst of `n` frames, where `next(i, s, wire)` classifies frame i: returns
+    // its class and, for one of ours, fills its signature `s` and its size on the wire `wire`
+    // (FCS included; read for the flows' totals only). kAccounted: nothing left to do. What nearly every
     // frame needs (one of ours, in order, with a timestamp) is kept in locals through the burst,
     // which the compiler holds in registers (stores to the streams' state could alias members,
     // not locals), and added once at the end; rarer outcomes (another class, a sequence out of
     // order, no latency) go to the tallies out of line.
     template <bool kTotals, class Next>
-    [[gnu::always_inline]] void account_frames(uint32_t n, const uint16_t* wire, Next&& next,
-                                               uint64_t* const* bucket = nullptr) {
+    [[gnu::always_inline]] void account_frames(uint32_t n, Next&& next) {
         StreamRx* const streams = streams_;
         LatencyHistogram* const hist = lat_;
         StreamLatency* const stream_lat = stream_lat_;
@@ -228,7 +206,8 @@ public:
         LatencyHistogram::Totals lat;
         for (uint32_t i = 0; i < n; ++i) {
             lr_wire_sig s;
-            const int cls = next(i, s);
+            uint32_t wire;
+            const int cls = next(i, s, wire);
             if (cls != LR_OURS) [[unlikely]] {
                 if (cls != kAccounted) count_other(cls);
                 continue;
@@ -238,7 +217,7 @@ public:
             [[maybe_unused]] FlowRxTotals* ft = nullptr;
             if constexpr (kTotals) {
                 ft = &out_->flow_totals[s.stream];
-                ft->bytes += wire[i];
+                ft->bytes += wire;
                 if (!ft->first_ns) ft->first_ns = now_;
                 ft->last_ns = now_;
             }
@@ -266,13 +245,9 @@ public:
                 ft->lat_min = std::min(ft->lat_min, l);
                 ft->lat_max = std::max(ft->lat_max, l);
             }
-            if (stream_lat) {
-                st.latency.add(l);
-                if (bucket)
-                    ++*bucket[i];
-                else
-                    stream_lat[stream_of[s.stream]].add_bucket(l);
-            }
+            if (stream_lat)
+                if (!st.latency.add(l, [&]() -> StreamLatency& { return stream_lat[stream_of[s.stream]]; }))
+                    [[unlikely]] wide_latency(st, l);
         }
         t_.ours += ours;
         hist->add(lat);
@@ -283,36 +258,24 @@ public:
     void publish(QueueCounters& c) const;
 
 private:
-    // classify() with the run's nonce and stream count given (a caller's locals).
-    [[gnu::always_inline]] int classify_as(uint32_t nonce, uint32_t nstreams, const uint8_t* p, uint32_t len,
-                                           bool csum_verified, lr_wire_sig& s) const {
-        const int fast = packet::classify_fast(p, len, nonce, nstreams, csum_verified, s);
-        if (fast >= 0) [[likely]]
-            return fast;
-        lr_wire_sig general;
-        const int cls = classify_general(p, len, csum_verified, general);
-        s = general;
-        return cls;
-    }
-    // Out of line, so the loop without the flows' totals stays as tight as it was.
-    [[gnu::noinline]] void account_with_totals(const int8_t* cls, const lr_wire_sig* sig, const uint16_t* wire,
-                                               uint64_t* const* bucket, uint32_t n) {
-        account_frames<true>(
-            n, wire,
-            [&](uint32_t i, lr_wire_sig& s) {
-                s = sig[i];
-                return cls[i];
-            },
-            bucket);
-    }
     // A frame the fast lane passed on, by the general rules.
-    [[gnu::noinline]] void account_general(const uint8_t* p, uint32_t len, bool csum_verified) {
+    [[gnu::noinline]] void account_general(const uint8_t* p, uint32_t len, bool csum_verified, uint32_t wire) {
         lr_wire_sig g;
         const int cls = classify_general(p, len, csum_verified, g);
-        account_frames<false>(1, nullptr, [&](uint32_t, lr_wire_sig& s) {
+        auto next = [&](uint32_t, lr_wire_sig& s, uint32_t& w) {
             s = g;
+            w = wire;
             return cls;
-        });
+        };
+        if (totals_)
+            account_frames<true>(1, next);
+        else
+            account_frames<false>(1, next);
+    }
+    // A mix's latency of LatencyRun::kWide ns or more (over 4 s): its extremes.
+    [[gnu::noinline]] static void wide_latency(StreamRx& st, uint64_t l) {
+        st.wide_min = std::min(st.wide_min, l);
+        st.wide_max = std::max(st.wide_max, l);
     }
     // A frame of ours without a latency (no timestamp, or one from the future).
     [[gnu::noinline]] void no_latency(StreamRx& st) const {

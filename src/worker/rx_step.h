@@ -16,6 +16,10 @@ namespace lr::worker {
 
 // How many frames ahead the receive loop prefetches.
 inline constexpr uint32_t kPrefetch = 8;
+// How many frames ahead it asks for the state of a frame's flow (RxMeasure::prefetch_flow), when
+// there are too many flows for their state to stay in cache: the frame that far ahead has had
+// its data fetched kPrefetch - kFlowAhead frames before.
+inline constexpr uint32_t kFlowAhead = 4;
 // Queue operations whose frames are found through a buffer header (an mbuf), which the loop
 // fetches twice as far ahead.
 template <class Ops>
@@ -27,7 +31,7 @@ public:
         : r_(w.rx), c_(*w.rx_counters), meas_(r_.sign, r_.nonce, r_.streams, r_.result, r_.flow_totals,
                                                   r_.stack_responder ? LR_NONCE_SIG : LR_NONCE_EXACT),
           cap_(r_.result->capture.active() ? &r_.result->capture : nullptr),
-          sizes_(r_.result->sizes.empty() ? nullptr : r_.result->sizes.data()), one_pass_(meas_.one_pass()) {}
+          sizes_(r_.result->sizes.empty() ? nullptr : r_.result->sizes.data()), fetch_flows_(meas_.fetch_flows()) {}
 
     // One burst; returns the frames received (0: the queue was empty, and ops.idle() ran).
     template <RxQueueOps Ops>
@@ -52,23 +56,14 @@ public:
             for (uint32_t i = 0; i < n && i < kPrefetch; ++i) __builtin_prefetch(ops.data(i));
         }
         uint64_t b = 0;
-        if (r_.sign && one_pass_) {
-            // A few streams: their state stays in cache, and each frame is classified and
-            // accounted in turn (stats::RxMeasure::account_frames).
-            meas_.account_frames<false>(n, nullptr, [&](uint32_t i, lr_wire_sig& s) {
-                b += fetch_ahead_and_size(ops, i, n);
-                return meas_.classify_or_account(ops.data(i), ops.len(i), ops.csum_verified(i), s);
-            });
+        if (r_.sign && !fetch_flows_) {
+            // A few flows: their state stays in cache (stats::RxMeasure::account_frames).
+            b = account<false, false>(ops, n);
+        } else if (r_.sign && !r_.flow_totals) {
+            // Many: each frame's flow state is fetched a few frames ahead, so that the misses overlap.
+            b = account<false, true>(ops, n);
         } else if (r_.sign) {
-            // Many streams: classify the burst and fetch each test frame's tracking state, then
-            // account for every frame (stats::RxMeasure::classify_burst): the state's misses overlap.
-            meas_.classify_burst(n, cls_.data(), sig_.data(), bucket_.data(), [&](uint32_t i) {
-                const uint64_t wb = fetch_ahead_and_size(ops, i, n);
-                b += wb;
-                wire_[i] = static_cast<uint16_t>(wb);
-                return stats::RxMeasure::FrameRef{ops.data(i), ops.len(i), ops.csum_verified(i)};
-            });
-            meas_.account(cls_.data(), sig_.data(), wire_.data(), bucket_.data(), n);
+            b = account_with_totals(ops, n);
         } else {
             for (uint32_t i = 0; i < n; ++i) b += size_of(ops, i);
             meas_.plain(n);
@@ -101,6 +96,30 @@ public:
     }
 
 private:
+    // A signed burst, each frame classified and accounted in turn; returns its bytes on the
+    // wire. kFetchFlows: each frame's flow state is asked for kFlowAhead frames before.
+    template <bool kTotals, bool kFetchFlows, RxQueueOps Ops>
+    [[gnu::always_inline]] uint64_t account(Ops& ops, uint32_t n) {
+        if constexpr (kFetchFlows)
+            for (uint32_t i = 0; i < n && i < kFlowAhead; ++i) meas_.prefetch_flow(ops.data(i), ops.len(i));
+        uint64_t b = 0;
+        meas_.account_frames<kTotals>(n, [&](uint32_t i, lr_wire_sig& s, uint32_t& wire) __attribute__((always_inline)) {
+            const uint64_t wb = fetch_ahead_and_size(ops, i, n);
+            b += wb;
+            wire = static_cast<uint32_t>(wb);
+            if constexpr (kFetchFlows)
+                if (i + kFlowAhead < n) meas_.prefetch_flow(ops.data(i + kFlowAhead), ops.len(i + kFlowAhead));
+            // The size is read for the flows' totals only: without them, a constant.
+            return meas_.classify_or_account(ops.data(i), ops.len(i), ops.csum_verified(i), s, kTotals ? wire : 0);
+        });
+        return b;
+    }
+    // With each flow's totals (the OTG server's): out of line, so the loop without them stays
+    // as tight as it was.
+    template <RxQueueOps Ops>
+    [[gnu::noinline]] uint64_t account_with_totals(Ops& ops, uint32_t n) {
+        return account<true, true>(ops, n);
+    }
     // Frame i's size on the wire (FCS included), counted per size when sizes vary.
     template <RxQueueOps Ops>
     [[gnu::always_inline]] uint64_t size_of(Ops& ops, uint32_t i) {
@@ -137,11 +156,7 @@ private:
     stats::BurstClock clk_;
     stats::FrameCapture* cap_;
     uint64_t* sizes_;  // sizes that vary: frames per size
-    bool one_pass_;    // classify and account each frame in turn (few streams)
-    std::array<int8_t, kMaxBurstFrames> cls_;       // a burst's classes (LR_OURS, ...)
-    std::array<lr_wire_sig, kMaxBurstFrames> sig_;  // and signatures, between the two passes
-    std::array<uint16_t, kMaxBurstFrames> wire_;     // and sizes on the wire (FCS included)
-    std::array<uint64_t*, kMaxBurstFrames> bucket_;  // and stream latency buckets (a mix's)
+    bool fetch_flows_;  // fetch each frame's flow state ahead (RxMeasure::fetch_flows)
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
 };
 

@@ -142,10 +142,11 @@ TEST(LiveLatency, AnotherHostsStampsReadThroughTheShift) {
 
 // A mix of streams: each keeps a latency histogram of its own (several signature ids may map to
 // one stream), whose totals the receiver adds when it ends. Count, sum, minimum and maximum
-// are exact, the buckets hold every frame, and a second finish adds nothing.
-// Both ways a receive queue accounts: frame by frame (a few streams), and a burst classified
-// first, each frame's state fetched, then accounted (many streams; RxMeasure::prefetch finds
-// the stream's latency bucket, which account() increments).
+// are exact, every bucket holds what the stream's own histogram would (each flow adds runs of
+// latencies in one bucket: stats::LatencyRun), latencies over 4 s keep their exact extremes,
+// and a second finish adds nothing. Both ways frames are accounted: one at a time (frame()),
+// and in a burst, each frame's flow state asked for first, as a receive queue with many
+// flows does (RxMeasure::prefetch_flow, account_frames).
 class StreamLatencyOfAMix : public ::testing::TestWithParam<bool> {};
 
 TEST_P(StreamLatencyOfAMix, EachStreamGetsExactTotalsWhenTheReceiverEnds) {
@@ -153,7 +154,7 @@ TEST_P(StreamLatencyOfAMix, EachStreamGetsExactTotalsWhenTheReceiverEnds) {
     const uint16_t nonce = 0x5151;
     const auto layout = packet::sig_layout(spec64());
     constexpr uint16_t kIds = 40;  // more than one pass takes
-    static_assert(kIds > stats::RxMeasure::kOnePassStreams);
+    static_assert(kIds > stats::RxMeasure::kFetchFlowsAbove);
     stats::RxResult out;
     for (uint16_t id = 0; id < kIds; ++id) out.stream_of.push_back(id < 4 ? id % 3 : 3 + id % 5);  // flows of 8 streams
     out.stream_latency.assign(8, {});
@@ -164,23 +165,24 @@ TEST_P(StreamLatencyOfAMix, EachStreamGetsExactTotalsWhenTheReceiverEnds) {
     }
     struct Expected {
         uint64_t count = 0, sum = 0, min = UINT64_MAX, max = 0;
+        stats::StreamLatency buckets;
     };
     std::vector<Expected> want(8);
     {
         stats::RxMeasure meas(true, nonce, kIds, &out);
         std::vector<uint64_t> seq(kIds);
         constexpr uint32_t kBurst = 16;
-        std::array<int8_t, kBurst> cls;
-        std::array<lr_wire_sig, kBurst> sig;
-        std::array<uint16_t, kBurst> wire;
-        std::array<uint64_t*, kBurst> bucket;
         std::array<uint16_t, kBurst> ids;
         for (uint64_t k = 0; k < 20000; k += kBurst) {
-            const uint64_t rx = 5'000'000 + k * 100;
+            const uint64_t rx = 50'000'000'000 + k * 100;
             meas.burst_time(rx);
             for (uint32_t i = 0; i < kBurst; ++i) {
                 const uint16_t id = static_cast<uint16_t>((k + i) * 7 % kIds);
-                const uint64_t lat = 300 + ((k + i) * 7919) % 90000;
+                // Runs of one latency in a flow, latencies that change bucket, and some over 2^32 ns.
+                const uint64_t x = k + i;
+                const uint64_t lat = x % 3 == 0   ? 300 + (x * 7919) % 90000
+                                     : x % 97 == 5 ? (uint64_t(1) << 32) - 1 + (x * 104729) % 9'000'000'000
+                                                   : 5000 + id;
                 const bool future = (k + i) % 1000 == 999;  // a timestamp ahead of the receiver: no latency
                 auto& f = frames[id];
                 packet::sig_stamp(f.data(), layout, seq[id]++, future ? rx + 5 : rx - lat);
@@ -195,18 +197,22 @@ TEST_P(StreamLatencyOfAMix, EachStreamGetsExactTotalsWhenTheReceiverEnds) {
                 w.sum += lat;
                 w.min = std::min(w.min, lat);
                 w.max = std::max(w.max, lat);
+                w.buckets.add(lat);
             }
             if (!burst) continue;
             // Each frame was stamped in place: the burst's frames are distinct ids (7 is prime to kIds).
-            meas.classify_burst(kBurst, cls.data(), sig.data(), bucket.data(), [&](uint32_t i) {
-                wire[i] = static_cast<uint16_t>(frames[ids[i]].size() + 4);
-                return stats::RxMeasure::FrameRef{frames[ids[i]].data(), static_cast<uint32_t>(frames[ids[i]].size()), false};
-            });
+            // As a receive queue with many flows does it: each frame's flow fetched ahead.
             for (uint32_t i = 0; i < kBurst; ++i) {
-                ASSERT_EQ(cls[i], LR_OURS);
-                ASSERT_NE(bucket[i], nullptr);
+                const auto& f = frames[ids[i]];
+                meas.prefetch_flow(f.data(), static_cast<uint32_t>(f.size()));
             }
-            meas.account(cls.data(), sig.data(), wire.data(), bucket.data(), kBurst);
+            meas.account_frames<false>(kBurst, [&](uint32_t i, lr_wire_sig& s, uint32_t& wire) {
+                const auto& f = frames[ids[i]];
+                wire = static_cast<uint32_t>(f.size() + 4);
+                const int cls = meas.classify_or_account(f.data(), static_cast<uint32_t>(f.size()), false, s, wire);
+                EXPECT_EQ(cls, LR_OURS);
+                return cls;
+            });
         }
         meas.finish();
         meas.finish();  // a second time adds nothing
@@ -219,8 +225,12 @@ TEST_P(StreamLatencyOfAMix, EachStreamGetsExactTotalsWhenTheReceiverEnds) {
         EXPECT_EQ(h.min(), want[m].min) << "stream " << m;
         EXPECT_EQ(h.max(), want[m].max) << "stream " << m;
         uint64_t in_buckets = 0;
-        for (unsigned b = 0; b < stats::StreamLatency::kBuckets; ++b) in_buckets += h.bucket_count(b);
+        for (unsigned b = 0; b < stats::StreamLatency::kBuckets; ++b) {
+            in_buckets += h.bucket_count(b);
+            ASSERT_EQ(h.bucket_count(b), want[m].buckets.bucket_count(b)) << "stream " << m << ", bucket " << b;
+        }
         EXPECT_EQ(in_buckets, want[m].count) << "stream " << m;
+        EXPECT_GT(want[m].max, uint64_t(1) << 32) << "stream " << m;
         all += want[m].count;
     }
     EXPECT_EQ(all, 20000u - 20u);
