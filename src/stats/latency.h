@@ -58,8 +58,10 @@ public:
         min_ = t.min < min_ ? t.min : min_;
         max_ = t.max > max_ ? t.max : max_;
     }
-    // `times` values in bucket b (LatencyRun: a run of values in one bucket).
+    // `times` values in bucket b (LatencyRun: a run of values in one bucket), at once or
+    // later through its counter.
     void add_to_bucket(unsigned b, uint64_t times) { counts_[b] += times; }
+    uint64_t* counter(unsigned b) { return &counts_[b]; }
     // Values that fell in bucket b, and in the bucket of `ns` (exact below 2^SubBits ns).
     uint64_t bucket_count(unsigned b) const { return counts_[b]; }
     uint64_t count_of(uint64_t ns) const { return counts_[bucket_of(ns)]; }
@@ -104,8 +106,8 @@ extern template class Histogram<4>;
 // which it is added to later, in 24 bytes that share a cache line with the flow's other
 // per-frame state (stats::StreamRx): the sum; the extremes of the latencies below kWide ns, in
 // 32 bits each (the caller keeps the rare others' apart); and the run: the bucket of the latest
-// latencies and how many there were, added to the histogram only when a latency falls in
-// another bucket, and at the end (flush). A flow's latency seldom leaves its bucket (a
+// latencies and how many there were, handed on (to be added to the histogram) only when a
+// latency falls in another bucket, and added at the end (flush). A flow's latency seldom leaves its bucket (a
 // sixteenth of a power of two) from one frame to the next, so most frames touch this line and
 // not the histogram's: with thousands of streams, one cache miss a frame fewer.
 struct LatencyRun {
@@ -118,16 +120,16 @@ struct LatencyRun {
     uint32_t min = UINT32_MAX, max = 0;  // of the latencies below kWide (min UINT32_MAX: none)
     uint64_t run = 0;                    // bucket | count << kBucketBits
 
-    // Adds `ns`; `hist()` gives the histogram, asked for only when the run ends. False when
-    // `ns` is kWide or more: its extremes are the caller's to keep.
-    template <class HistogramOf>
-    [[gnu::always_inline]] bool add(uint64_t ns, HistogramOf&& hist) {
+    // Adds `ns`; when that ends the run, `end_run(bucket, count)` is given the run ended, for
+    // the histogram. False when `ns` is kWide or more: its extremes are the caller's to keep.
+    template <class EndRun>
+    [[gnu::always_inline]] bool add(uint64_t ns, EndRun&& end_run) {
         sum += ns;
         const unsigned b = StreamLatency::bucket_of(ns);
         if ((run & kBucketMask) == b) [[likely]] {
             run += kOne;
         } else {
-            hist().add_to_bucket(static_cast<unsigned>(run & kBucketMask), run >> kBucketBits);
+            end_run(static_cast<unsigned>(run & kBucketMask), run >> kBucketBits);
             run = b | kOne;
         }
         if (ns >= kWide) [[unlikely]]

@@ -86,6 +86,27 @@ struct RxResult {
 // Frames received per size (RxResult::sizes): one entry per byte up to this.
 inline constexpr uint32_t kSizeSlots = 9024;
 
+// A mix's latency run that ended (LatencyRun), added to its bucket one run later: its
+// counter is asked for as the run ends, and added to when the next run ends or the burst is
+// accounted, by then in cache. Added to in place, a run's end stalled on its bucket's line,
+// last touched when the run began: 13 % of a receiver's time with 4096 streams on a net_ring
+// pair. Before the first run it points at a counter of its own.
+class EndedRun {
+public:
+    [[gnu::always_inline]] void end(uint64_t* counter, uint64_t count) {
+        __builtin_prefetch(counter, 1);
+        *counter_ += count_;
+        counter_ = counter;
+        count_ = count;
+    }
+    [[gnu::always_inline]] void apply() { *counter_ += count_; }
+
+private:
+    uint64_t none_ = 0;
+    uint64_t* counter_ = &none_;
+    uint64_t count_ = 0;
+};
+
 class RxMeasure {
 public:
     // signature=false: every frame counts as ours (plain frames, no sequence tracking).
@@ -204,6 +225,7 @@ public:
         const uint64_t now48 = now48_;
         uint64_t ours = 0;
         LatencyHistogram::Totals lat;
+        EndedRun ended;
         for (uint32_t i = 0; i < n; ++i) {
             lr_wire_sig s;
             uint32_t wire;
@@ -246,11 +268,14 @@ public:
                 ft->lat_max = std::max(ft->lat_max, l);
             }
             if (stream_lat)
-                if (!st.latency.add(l, [&]() -> StreamLatency& { return stream_lat[stream_of[s.stream]]; }))
-                    [[unlikely]] wide_latency(st, l);
+                if (!st.latency.add(l, [&](unsigned b, uint64_t count) {
+                        ended.end(stream_lat[stream_of[s.stream]].counter(b), count);
+                    })) [[unlikely]]
+                    wide_latency(st, l);
         }
         t_.ours += ours;
         hist->add(lat);
+        if (stream_lat) ended.apply();
     }
     // Distinct test frames received so far.
     uint64_t unique() const { return t_.unique(); }
