@@ -105,11 +105,11 @@ extern template class Histogram<4>;
 // One flow's latencies for the histogram of the stream it belongs to (a mix's StreamLatency),
 // which it is added to later, in 24 bytes that share a cache line with the flow's other
 // per-frame state (stats::StreamRx): the sum; the extremes of the latencies below kWide ns, in
-// 32 bits each (the caller keeps the rare others' apart); and the run: the bucket of the latest
-// latencies and how many there were, handed on (to be added to the histogram) only when a
-// latency falls in another bucket, and added at the end (flush). A flow's latency seldom leaves its bucket (a
-// sixteenth of a power of two) from one frame to the next, so most frames touch this line and
-// not the histogram's: with thousands of streams, one cache miss a frame fewer.
+// 32 bits each (the caller keeps the rare others' apart); and the run: the bucket of the
+// latest latencies and how many there were, handed on (to be added to the histogram) only when
+// a latency falls in another bucket, and added at the end (flush). While a flow's latency
+// holds within its bucket (a sixteenth of a power of two), its frames touch this line and not
+// the histogram's: with thousands of streams, one cache miss a frame fewer.
 struct LatencyRun {
     static constexpr uint64_t kWide = UINT32_MAX;  // this and more: extremes kept by the caller
     static constexpr unsigned kBucketBits = 10;

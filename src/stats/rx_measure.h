@@ -211,11 +211,11 @@ public:
     }
     // Accounts for a burst of `n` frames, where `next(i, s, wire)` classifies frame i: returns
     // its class and, for one of ours, fills its signature `s` and its size on the wire `wire`
-    // (FCS included; read for the flows' totals only). kAccounted: nothing left to do. What nearly every
-    // frame needs (one of ours, in order, with a timestamp) is kept in locals through the burst,
-    // which the compiler holds in registers (stores to the streams' state could alias members,
-    // not locals), and added once at the end; rarer outcomes (another class, a sequence out of
-    // order, no latency) go to the tallies out of line.
+    // (FCS included; read for the flows' totals only); kAccounted: nothing left to do. What
+    // nearly every frame needs (one of ours, in order, with a timestamp) is kept in locals
+    // through the burst, which the compiler holds in registers (stores to the streams' state
+    // could alias members, not locals), and added once at the end; rarer outcomes (another
+    // class, a sequence out of order, no latency) go to the tallies out of line.
     template <bool kTotals, class Next>
     [[gnu::always_inline]] void account_frames(uint32_t n, Next&& next) {
         StreamRx* const streams = streams_;
