@@ -161,10 +161,7 @@ public:
             w = wire;
             return classify_or_account(p, len, csum_verified, s, wire);
         };
-        if (totals_)
-            account_frames<true>(1, next);
-        else
-            account_frames<false>(1, next);
+        account_one(next);
     }
     // A burst (worker/rx_step.h) is classified and accounted frame by frame, in one pass
     // (account_frames), each frame's classification (classify_or_account) beside its
@@ -198,6 +195,8 @@ public:
     // nothing is read beyond the frame's `len` bytes. Measured against classifying the whole
     // burst first and fetching each frame's state then (two passes): a fifth more frames a
     // second with 4096 streams, and fewer instructions (docs/benchmarks.md).
+    // kTotals: the flows' totals are kept (fetch_flows() then holds), and fetched too.
+    template <bool kTotals = false>
     [[gnu::always_inline]] void prefetch_flow(const uint8_t* p, uint32_t len) const {
         constexpr uint32_t kStreamAt = 14 + 20 + 8 + LR_UDP_STREAM;
         if (len < kStreamAt + 2) [[unlikely]]
@@ -207,7 +206,7 @@ public:
         id = __builtin_bswap16(id);
         const uint32_t f = id < nstreams_ ? id : 0;
         __builtin_prefetch(&streams_[f], 1);
-        if (totals_) __builtin_prefetch(&out_->flow_totals[f], 1);
+        if constexpr (kTotals) __builtin_prefetch(&out_->flow_totals[f], 1);
     }
     // Accounts for a burst of `n` frames, where `next(i, s, wire)` classifies frame i: returns
     // its class and, for one of ours, fills its signature `s` and its size on the wire `wire`
@@ -283,6 +282,14 @@ public:
     void publish(QueueCounters& c) const;
 
 private:
+    // One frame, `next` as account_frames() takes it, with the flows' totals when kept.
+    template <class Next>
+    void account_one(Next&& next) {
+        if (totals_)
+            account_frames<true>(1, next);
+        else
+            account_frames<false>(1, next);
+    }
     // A frame the fast lane passed on, by the general rules.
     [[gnu::noinline]] void account_general(const uint8_t* p, uint32_t len, bool csum_verified, uint32_t wire) {
         lr_wire_sig g;
@@ -292,10 +299,7 @@ private:
             w = wire;
             return cls;
         };
-        if (totals_)
-            account_frames<true>(1, next);
-        else
-            account_frames<false>(1, next);
+        account_one(next);
     }
     // A mix's latency of LatencyRun::kWide ns or more (over 4 s): its extremes.
     [[gnu::noinline]] static void wide_latency(StreamRx& st, uint64_t l) {

@@ -101,7 +101,7 @@ private:
     template <bool kTotals, bool kFetchFlows, RxQueueOps Ops>
     [[gnu::always_inline]] uint64_t account(Ops& ops, uint32_t n) {
         if constexpr (kFetchFlows)
-            for (uint32_t i = 0; i < n && i < kFlowAhead; ++i) meas_.prefetch_flow(ops.data(i), ops.len(i));
+            for (uint32_t i = 0; i < n && i < kFlowAhead; ++i) meas_.template prefetch_flow<kTotals>(ops.data(i), ops.len(i));
         uint64_t b = 0;
         // Forced inline: GCC had stopped inlining it, a call per frame. (On a lambda the
         // attribute takes GCC's own spelling, after the parameters.)
@@ -110,7 +110,7 @@ private:
             b += wb;
             wire = static_cast<uint32_t>(wb);
             if constexpr (kFetchFlows)
-                if (i + kFlowAhead < n) meas_.prefetch_flow(ops.data(i + kFlowAhead), ops.len(i + kFlowAhead));
+                if (i + kFlowAhead < n) meas_.template prefetch_flow<kTotals>(ops.data(i + kFlowAhead), ops.len(i + kFlowAhead));
             // The size is read for the flows' totals only: without them, a constant.
             return meas_.classify_or_account(ops.data(i), ops.len(i), ops.csum_verified(i), s, kTotals ? wire : 0);
         };
