@@ -1,6 +1,7 @@
 #include "worker/frame_composer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 namespace lr::worker {
@@ -9,10 +10,21 @@ FrameComposer::FrameComposer(const TxProgram& p, bool sign) : copy_len_(p.copy_l
     seq_ts_layout_.level = packet::SigLevel::seq_ts;
     std::map<uint16_t, uint32_t> slot_of;  // signature stream id -> flow slot
     t_.reserve(p.templates.size());
+    const size_t stride = (size_t{copy_len_} + 63) / 64 * 64;
+    uint8_t* packed = nullptr;
+    if (stride * p.templates.size() <= kPackedBytes) {
+        bytes_.assign(stride * p.templates.size() + 63, 0);
+        packed = bytes_.data() + (-reinterpret_cast<uintptr_t>(bytes_.data()) & 63);
+    }
     for (const auto& ft : p.templates) {
         Tmpl t;
         t.bytes = ft.bytes.data();
-        t.layout = &ft.layout;
+        if (packed) {  // the bytes every frame copies (FrameTemplate::bytes holds at least copy_len)
+            std::memcpy(packed, ft.bytes.data(), copy_len_);
+            t.bytes = packed;
+            packed += stride;
+        }
+        t.layout = ft.layout;
         t.len = ft.len;
         t.v6 = ft.layout.v6;
         t.sign = sign && ft.layout.level != packet::SigLevel::none;

@@ -35,7 +35,7 @@ public:
         if (d) l4d = grow(f, t, d);
         if (t.sign) {
             const uint64_t seq = seqs_[t.flow]++;
-            stamp_frame(f, *t.layout, seq, t.base + l4d, ts_, ts_sum_[t.ts]);
+            stamp_frame(f, t.layout, seq, t.base + l4d, ts_, ts_sum_[t.ts]);
         } else if (l4d && t.l4csum) {
             fix_l4(f, t, l4d);
         }
@@ -45,9 +45,11 @@ public:
     const std::vector<uint64_t>& stamped() const { return seqs_; }
 
 private:
+    // Everything a frame's writing reads of its template, in one place (a frame's template is
+    // out of cache with thousands of streams: each line it reads costs a fetch).
     struct Tmpl {
-        const uint8_t* bytes = nullptr;
-        const packet::SigLayout* layout = nullptr;
+        const uint8_t* bytes = nullptr;  // in bytes_ when they fit there, else the program's
+        packet::SigLayout layout;
         uint32_t base = 0;   // signed: the template's L4 sum without sequence and timestamp
         uint32_t flow = 0;   // its flow's slot (a flow has a template per signature layout)
         uint16_t len = 0;    // the template's frame length, without FCS
@@ -76,7 +78,7 @@ private:
         return static_cast<uint16_t>(~s);
     }
     uint32_t grow(uint8_t* f, const Tmpl& t, uint32_t d) const {
-        const auto& l = *t.layout;
+        const auto& l = t.layout;
         uint8_t* ip = f + l.ip_off;
         if (t.v6) {
             add16(ip + 4, d);  // payload length
@@ -91,14 +93,19 @@ private:
         return 2 * d;                // in the pseudo-header and the UDP header
     }
     static void fix_l4(uint8_t* f, const Tmpl& t, uint32_t l4d) {
-        uint8_t* c = f + t.layout->csum_off;
+        uint8_t* c = f + t.layout.csum_off;
         uint16_t v = csum_add(static_cast<uint16_t>(c[0] << 8 | c[1]), l4d);
-        if (!t.layout->tcp && v == 0) v = 0xffff;
+        if (!t.layout.tcp && v == 0) v = 0xffff;
         c[0] = static_cast<uint8_t>(v >> 8);
         c[1] = static_cast<uint8_t>(v);
     }
 
     std::vector<Tmpl> t_;
+    // The templates' first copy_len bytes side by side, each on its own cache lines, in the
+    // program's order (the order a round robin of streams sends them): when they fit in
+    // kPackedBytes. A template's own vector lies wherever the allocator put it.
+    static constexpr size_t kPackedBytes = size_t{16} << 20;
+    std::vector<uint8_t> bytes_;
     std::vector<uint64_t> seqs_;  // per flow slot
     uint32_t copy_len_;
     uint64_t ts_ = 0;

@@ -11,6 +11,17 @@ constexpr double kFillResolution = 10000;
 // A share that waits for another stream has no start time yet.
 constexpr uint64_t kOnStream = UINT64_MAX;
 
+// A share of one size, not replayed, whose flows' templates are consecutive (as the program
+// builds them): each frame's template is the first plus its flow.
+bool one_template_row(const StreamShare& d) {
+    if (d.replay || d.random_sizes || d.sizes.size() != 1 || d.size_row.size() != 1) return false;
+    const size_t row = size_t{d.size_row[0]} * d.flows;
+    if (row + d.flows > d.templates.size()) return false;
+    for (uint32_t k = 0; k < d.flows; ++k)
+        if (d.templates[row + k] != d.templates[row] + k) return false;
+    return true;
+}
+
 }  // namespace
 
 StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t, const FlowGates* gates) : p_(p), gates_(gates) {
@@ -25,6 +36,12 @@ StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t, const FlowGates* 
         sh.left = d.count;
         sh.rng = d.seed * 0x9E3779B97F4A7C15ull + 1;
         sh.size_at = static_cast<uint32_t>(counters);
+        sh.flows = d.flows;
+        sh.burst_frames = d.burst_frames;
+        if (one_template_row(d)) {
+            sh.first_tmpl = d.templates[d.size_row[0] * d.flows];
+            sh.len = static_cast<uint16_t>(d.sizes[0] - packet::kFcsLen);
+        }
         if (d.random_sizes) counters += d.sizes.size();
         if (sh.counted) ++active_ends_;
         else continuous_ = true;
@@ -129,9 +146,6 @@ void StreamScheduler::rebuild_fill() {
     for (const auto& e : fill_scratch_) fill_.push_back(e.second);
 }
 
-
-
-
 void StreamScheduler::leave_lists(uint32_t s) {
     if (const auto it = std::find(paced_.begin(), paced_.end(), s); it != paced_.end()) paced_.erase(it);
     if (const auto it = std::find(waiting_.begin(), waiting_.end(), s); it != waiting_.end()) {
@@ -207,7 +221,7 @@ uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
         Share& sh = st_[paced_[k]];
         uint64_t want = room - due;
         if (sh.counted) want = std::min(want, sh.left);
-        if (sh.def->burst_frames) want = std::min<uint64_t>(want, sh.def->burst_frames - sh.in_burst);
+        if (sh.burst_frames) want = std::min<uint64_t>(want, sh.burst_frames - sh.in_burst);
         quota_[k] = want ? sh.pacer.due(now, static_cast<uint32_t>(want)) : 0;
         due += quota_[k];
     }
@@ -264,7 +278,7 @@ void StreamScheduler::unplan(const PlannedFrame* f, uint32_t n) {
         if (sh.state == State::done || sh.state == State::gap) revive(s);
         --sh.planned;
         if (sh.counted) ++sh.left;
-        if (d.burst_frames) --sh.in_burst;
+        if (sh.burst_frames) --sh.in_burst;
         if (d.replay) {
             sh.record = (sh.record == 0 ? static_cast<uint32_t>(d.templates.size()) : sh.record) - 1;
         } else {

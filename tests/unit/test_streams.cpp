@@ -323,6 +323,37 @@ TEST(StreamScheduler, FramesTheDeviceCouldNotTakeAreSentLaterWithTheirSizesAndFl
     EXPECT_TRUE(s.done());
 }
 
+TEST(StreamScheduler, FlowsTakeTurnsWhetherOrNotTheirTemplatesAreConsecutive) {
+    // Share 0: three flows whose templates follow each other (each frame's is the first plus
+    // its flow); share 1: two flows whose templates do not (each looked up in the share's row).
+    Prog g;
+    auto& a = g.add(0, 3);
+    a.weight = 0.5;
+    a.sizes = {128};
+    g.add(1, 2).weight = 0.5;
+    std::swap(g.p.shares[1].templates[0], g.p.shares[1].templates[1]);
+    const std::vector<uint32_t> t0 = g.p.shares[0].templates, t1 = g.p.shares[1].templates;
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    auto f = due_frames(s, 0, 24);
+    ASSERT_EQ(f.size(), 24u);
+    s.unplan(f.data() + 20, 4);  // the device took 20: the last four go again, in order
+    const auto again = due_frames(s, 0, 4);
+    ASSERT_EQ(again.size(), 4u);
+    std::copy(again.begin(), again.end(), f.begin() + 20);
+    uint32_t n[2] = {0, 0};
+    for (size_t i = 0; i < f.size(); ++i) {
+        const uint32_t sh = f[i].share, k = n[sh]++;
+        const uint32_t want = sh == 0 ? t0[k % 3] : t1[k % 2];
+        EXPECT_EQ(f[i].tmpl, want) << "frame " << i << ", share " << sh;
+        EXPECT_EQ(f[i].len, sh == 0 ? 124 : 60) << "its size without FCS";
+        EXPECT_EQ(f[i].size_idx, 0u);
+    }
+    EXPECT_EQ(n[0], 12u);
+    EXPECT_EQ(s.planned_flow(0, 2), 4u);
+    EXPECT_EQ(s.planned_flow(1, 1), 6u);
+}
+
 TEST(StreamScheduler, EndlessBurstsKeepTheirGapsAndNeverEnd) {
     // Bursts of 2 frames, 5 ms apart, with no count: burst after burst until the trial ends.
     Prog g;
