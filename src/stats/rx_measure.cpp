@@ -5,6 +5,8 @@ namespace lr::stats {
 void RxMeasure::finish() {
     if (!stream_lat_ || finished_) return;
     finished_ = true;
+    ended_.apply();
+    by_stream_.add_to(stream_lat_);
     std::vector<StreamLatency::Totals> totals(out_->stream_latency.size());
     for (uint32_t f = 0; f < nstreams_; ++f) {
         StreamRx& st = streams_[f];

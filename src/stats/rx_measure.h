@@ -64,10 +64,13 @@ struct RxResult {
     // signed stream id maps to its stream through `stream_of`, sized before the trial). While
     // the worker runs, each flow keeps its sum, extremes and the run of its latest bucket in
     // the line its frames touch anyway (StreamRx::latency), and adds a run to its stream's
-    // buckets when the run ends (in the histogram every frame would touch a second line of a
-    // 4.9 KB structure). When it ends, it adds the runs, sums and extremes, with each flow's
-    // count (StreamRx::latency_count), to the histograms (RxMeasure::finish).
+    // bucket when the run ends, in a table of its own (stats::BucketsByStream). When it ends,
+    // it adds that table, the runs, sums and extremes, with each flow's count
+    // (StreamRx::latency_count), to the histograms (RxMeasure::finish).
     std::vector<StreamLatency> stream_latency;
+    // Their buckets while the worker runs (stats::BucketsByStream): StreamLatency::kBuckets x
+    // the mix's streams, zero; sized before the trial (else by the receiver, as it starts).
+    std::vector<uint64_t> stream_buckets;
     std::vector<uint16_t> stream_of;
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
     // holds every larger frame). Empty otherwise.
@@ -86,26 +89,85 @@ struct RxResult {
 // Frames received per size (RxResult::sizes): one entry per byte up to this.
 inline constexpr uint32_t kSizeSlots = 9024;
 
-// A mix's latency run that ended (LatencyRun), added to its bucket one run later: its
-// counter is asked for as the run ends, and added to when the next run ends or the burst is
-// accounted, by then in cache. Added to in place, a run's end stalled on its bucket's line,
-// last touched when the run began: 13 % of a receiver's time with 4096 streams on a net_ring
-// pair. Before the first run it points at a counter of its own.
-class EndedRun {
+// A mix's latency buckets while the receiver runs, bucket by bucket: one bucket's counters of
+// every stream side by side (RxResult::stream_buckets). A stream's own histogram
+// (StreamLatency, 4.9 KB) puts the buckets its latencies fall in on a line and a page of their
+// own; with thousands of streams, the end of a run was a miss in the cache and often in the
+// TLB too (20 MB of histograms for 4096 streams). Here the few buckets a link's latencies fall
+// in are a few lines per 8 streams, in a few pages (32 KB for 4096 streams a bucket). Added to
+// the histograms when the receiver ends (RxMeasure::finish), and zeroed again.
+class BucketsByStream {
 public:
-    [[gnu::always_inline]] void end(uint64_t* counter, uint64_t count) {
-        __builtin_prefetch(counter, 1);
-        *counter_ += count_;
-        counter_ = counter;
-        count_ = count;
+    // `table`: StreamLatency::kBuckets x `streams` counters, zero.
+    BucketsByStream(uint64_t* table, size_t streams) : counts_(table), streams_(streams) {}
+    // Bucket `bucket`'s counter of stream `stream`, to be added to.
+    [[gnu::always_inline]] uint64_t* counter(unsigned bucket, uint32_t stream) {
+        used_[bucket / 64] |= uint64_t(1) << (bucket % 64);
+        return &counts_[bucket * streams_ + stream];
     }
-    [[gnu::always_inline]] void apply() { *counter_ += count_; }
+    // Every count into `hist` (indexed by stream), and the table to zero. Only the buckets
+    // some stream's latency fell in are read.
+    void add_to(StreamLatency* hist) {
+        for (unsigned b = 0; b < StreamLatency::kBuckets; ++b) {
+            if (!(used_[b / 64] >> (b % 64) & 1)) continue;
+            for (size_t m = 0; m < streams_; ++m)
+                if (uint64_t& c = counts_[b * streams_ + m]) {
+                    hist[m].add_to_bucket(b, c);
+                    c = 0;
+                }
+        }
+        std::fill(std::begin(used_), std::end(used_), 0);
+    }
 
 private:
-    uint64_t none_ = 0;
-    uint64_t* counter_ = &none_;
-    uint64_t count_ = 0;
+    uint64_t* counts_;
+    size_t streams_;
+    uint64_t used_[(StreamLatency::kBuckets + 63) / 64] = {};  // a bit per bucket added to
 };
+
+// A mix's latency runs that ended (LatencyRun), each added to its bucket kDepth runs later:
+// its counter is asked for as the run ends, and added to once kDepth more runs have ended (or
+// the receiver ends), by then in cache. With thousands of streams whose latency moves, nearly
+// every frame ends a run, on a line of its stream's histogram last touched a few thousand
+// frames before: added to in place, the end stalled on that line (13 % of a receiver's time
+// with 4096 streams on a net_ring pair, before BucketsByStream); added to one run later, the
+// line was often still on its way (5 % of the time at the add). Until kDepth runs have ended,
+// the slots point at a counter of their own.
+class EndedRuns {
+public:
+    static constexpr uint32_t kDepth = 8;
+    EndedRuns() = default;
+    EndedRuns(const EndedRuns&) = delete;  // the slots may point at its own counter
+    EndedRuns& operator=(const EndedRuns&) = delete;
+    [[gnu::always_inline]] void end(uint64_t* counter, uint64_t count) {
+        __builtin_prefetch(counter, 1);
+        const uint32_t k = at_++ % kDepth;
+        *counter_[k] += count_[k];
+        counter_[k] = counter;
+        count_[k] = count;
+    }
+    // Every pending run into its counter.
+    void apply() {
+        for (uint32_t k = 0; k < kDepth; ++k) {
+            *counter_[k] += count_[k];
+            counter_[k] = &none_;
+            count_[k] = 0;
+        }
+    }
+
+private:
+    uint64_t* counter_[kDepth] = {&none_, &none_, &none_, &none_, &none_, &none_, &none_, &none_};
+    uint64_t count_[kDepth] = {};
+    uint32_t at_ = 0;
+    uint64_t none_ = 0;
+};
+
+// RxResult::stream_buckets, sized for its mix if it was not.
+inline uint64_t* sized_stream_buckets(RxResult& r) {
+    const size_t n = size_t{StreamLatency::kBuckets} * r.stream_latency.size();
+    if (r.stream_buckets.size() != n) r.stream_buckets.assign(n, 0);
+    return r.stream_buckets.data();
+}
 
 class RxMeasure {
 public:
@@ -121,6 +183,7 @@ public:
           lat_(live_ ? &live_->buf[0] : &out->latency),
           stream_of_(out->stream_of.empty() ? nullptr : out->stream_of.data()),
           stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()),
+          by_stream_(sized_stream_buckets(*out), out->stream_latency.size()),
           flows_live_(out->flows_live.get()),
           tx_shift_(flow_totals && out->tx_clock_shift.size() >= streams ? out->tx_clock_shift.data() : nullptr) {
         out_->streams.resize(streams);
@@ -220,11 +283,12 @@ public:
         StreamRx* const streams = streams_;
         LatencyHistogram* const hist = lat_;
         StreamLatency* const stream_lat = stream_lat_;
+        BucketsByStream& by_stream = by_stream_;
         const uint16_t* const stream_of = stream_of_;
         const uint64_t now48 = now48_;
         uint64_t ours = 0;
         LatencyHistogram::Totals lat;
-        EndedRun ended;
+        EndedRuns& ended = ended_;
         for (uint32_t i = 0; i < n; ++i) {
             lr_wire_sig s;
             uint32_t wire;
@@ -268,13 +332,12 @@ public:
             }
             if (stream_lat)
                 if (!st.latency.add(l, [&](unsigned b, uint64_t count) {
-                        ended.end(stream_lat[stream_of[s.stream]].counter(b), count);
+                        ended.end(by_stream.counter(b, stream_of[s.stream]), count);
                     })) [[unlikely]]
                     wide_latency(st, l);
         }
         t_.ours += ours;
         hist->add(lat);
-        if (stream_lat) ended.apply();
     }
     // Distinct test frames received so far.
     uint64_t unique() const { return t_.unique(); }
@@ -354,12 +417,14 @@ private:
     LatencyHistogram* lat_;
     const uint16_t* stream_of_;
     StreamLatency* stream_lat_;
+    BucketsByStream by_stream_;  // a mix's buckets while the receiver runs
     CountsExchange<FlowLive>* flows_live_;
     const uint64_t* tx_shift_;  // RxResult::tx_clock_shift, or null
     uint32_t seen_ = 0, flows_seen_ = 0;
     bool finished_ = false;
     uint64_t now_ = 0, now48_ = 0;
     Tally t_;
+    EndedRuns ended_;  // a mix's: applied by finish()
 };
 
 }  // namespace lr::stats
