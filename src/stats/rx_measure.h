@@ -23,8 +23,9 @@ namespace lr::stats {
 // A stream's (a flow's) receive state. What every frame of it in order updates (the jitter,
 // the latency sum, extremes and run, the count received, the highest sequence and the window's
 // word holding it) is its first cache line; the rest of the tracker follows. `latency` is kept
-// for a mix of streams only (RxResult::stream_latency): its runs go to its stream's histogram
-// as they end, and its sum and extremes when the receiver ends, with a count: every arrival the
+// for a mix of streams only (RxResult::stream_latency): its runs go to its stream's buckets
+// as they end (BucketsByStream, added to the histogram when the receiver ends), and its sum
+// and extremes when the receiver ends, with a count: every arrival the
 // tracker counted (received, duplicate or late) but those that had no latency
 // (`latency_skipped`). The rare values are kept behind the window.
 struct alignas(64) StreamRx {
@@ -156,6 +157,7 @@ public:
     }
 
 private:
+    static_assert(kDepth == 8, "one &none_ per slot below");
     uint64_t* counter_[kDepth] = {&none_, &none_, &none_, &none_, &none_, &none_, &none_, &none_};
     uint64_t count_[kDepth] = {};
     uint32_t at_ = 0;

@@ -19,6 +19,8 @@ namespace lr::worker {
 class FrameComposer {
 public:
     FrameComposer(const TxProgram& p, bool sign);
+    FrameComposer(const FrameComposer&) = delete;  // its templates point into its own bytes_
+    FrameComposer& operator=(const FrameComposer&) = delete;
 
     void begin_burst(uint64_t now_ns) {
         ts_ = now_ns & LR_SIG48_MASK;

@@ -47,6 +47,7 @@ struct Frames {
     std::unique_ptr<uint8_t, decltype(&std::free)> mem{static_cast<uint8_t*>(std::aligned_alloc(64, kFrames * kStride)),
                                                         &std::free};
     uint64_t next_seq = 0;
+    uint32_t spread = 0x9e3779b9;  // varied: the draw goes on from lap to lap
     explicit Frames(uint16_t streams) {
         spec.src_ip = lr::packet::parse_ip("198.18.0.1", "src");
         spec.dst_ip = lr::packet::parse_ip("198.18.0.2", "dst");
@@ -61,7 +62,6 @@ struct Frames {
     // Frame i belongs to stream i % streams; each stream's sequence goes on in order.
     void restamp(uint64_t now, bool cold, bool varied) {
         const size_t n = tmpl.size();
-        uint32_t spread = 0x9e3779b9;
         for (size_t i = 0; i < kFrames; ++i) {
             std::memcpy(at(i), tmpl[i % n].data(), len());
             spread = spread * 1664525 + 1013904223;
