@@ -58,10 +58,8 @@ public:
         min_ = t.min < min_ ? t.min : min_;
         max_ = t.max > max_ ? t.max : max_;
     }
-    // `times` values in bucket b (LatencyRun: a run of values in one bucket), at once or
-    // later through its counter.
+    // `times` values in bucket b (LatencyRun: a run of values in one bucket).
     void add_to_bucket(unsigned b, uint64_t times) { counts_[b] += times; }
-    uint64_t* counter(unsigned b) { return &counts_[b]; }
     // Values that fell in bucket b, and in the bucket of `ns` (exact below 2^SubBits ns).
     uint64_t bucket_count(unsigned b) const { return counts_[b]; }
     uint64_t count_of(uint64_t ns) const { return counts_[bucket_of(ns)]; }

@@ -129,11 +129,11 @@ private:
 // A mix's latency runs that ended (LatencyRun), each added to its bucket kDepth runs later:
 // its counter is asked for as the run ends, and added to once kDepth more runs have ended (or
 // the receiver ends), by then in cache. With thousands of streams whose latency moves, nearly
-// every frame ends a run, on a line of its stream's histogram last touched a few thousand
-// frames before: added to in place, the end stalled on that line (13 % of a receiver's time
-// with 4096 streams on a net_ring pair, before BucketsByStream); added to one run later, the
-// line was often still on its way (5 % of the time at the add). Until kDepth runs have ended,
-// the slots point at a counter of their own.
+// every frame ends a run, on a line last touched a few thousand frames before: added to in
+// place, the end stalled on that line (13 % of a receiver's time with 4096 streams on a
+// net_ring pair, when each stream had its own histogram); added to one run later, the line was
+// often still on its way (5 % of the time at the add). Until kDepth runs have ended, the slots
+// point at a counter of their own.
 class EndedRuns {
 public:
     static constexpr uint32_t kDepth = 8;

@@ -11,8 +11,8 @@ constexpr double kFillResolution = 10000;
 // A share that waits for another stream has no start time yet.
 constexpr uint64_t kOnStream = UINT64_MAX;
 
-// A share of one size (not drawn at random), not replayed, whose flows' templates are consecutive (as the program
-// builds them): each frame's template is the first plus its flow.
+// A share of one size (not drawn at random), not replayed, whose flows' templates are
+// consecutive (as the program builds them): each frame's template is the first plus its flow.
 bool one_template_row(const StreamShare& d) {
     if (d.replay || d.random_sizes || d.sizes.size() != 1 || d.size_row.size() != 1) return false;
     const size_t row = size_t{d.size_row[0]} * d.flows;

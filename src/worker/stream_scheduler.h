@@ -84,7 +84,7 @@ private:
         uint32_t flow = 0;        // the next flow
         uint32_t size_pos = 0;    // position in the period, or the random draw's state
         uint32_t in_burst = 0;    // multi-burst: frames of the current burst planned
-        // A share of one size, not replayed, whose flows' templates are consecutive: its
+        // A share of one_template_row (one fixed size, not replayed, consecutive flows): its
         // first template (its frames need nothing else of `def`); kGeneral otherwise.
         uint32_t first_tmpl = kGeneral;
         uint32_t flows = 1;
