@@ -65,6 +65,22 @@ inline WideSum sum_native_wide(const uint8_t* p, uint32_t len, WideSum acc) {
     return acc;
 }
 
+// The same for a segment of 25 to 32 bytes (the fast lane's smallest frames carry 26): four
+// loads and no loop, the last one the 8 bytes that end the segment with those already summed
+// shifted out.
+inline WideSum sum_native_short(const uint8_t* p, uint32_t len, WideSum acc) {
+    auto word = [](const uint8_t* a) {
+        uint64_t w;
+        std::memcpy(&w, a, 8);
+        return w;
+    };
+    acc.add(word(p));
+    acc.add(word(p + 8));
+    acc.add(word(p + 16));
+    acc.add(word(p + len - 8) >> (8 * (32 - len)));
+    return acc;
+}
+
 // Whether a sum taken as above folds to 0xffff, the one's-complement sum of a segment whose
 // checksum is right: it is a multiple of 0xffff and not 0. The sum with its carries added
 // around keeps both properties (2^64 - 1 is a multiple of 0xffff, and only a sum of zeros
@@ -155,7 +171,10 @@ inline int classify_fast(const uint8_t* p, uint32_t len, uint32_t nonce, uint32_
         uint64_t addrs;  // source and destination addresses
         std::memcpy(&addrs, ip + 12, 8);
         const uint64_t pseudo = __builtin_bswap16(17) + __builtin_bswap16(static_cast<uint16_t>(l4_len));
-        if (!detail::folds_to_ffff(detail::sum_native_wide(l4, l4_len, {addrs + pseudo, addrs + pseudo < pseudo}))) return -1;
+        const detail::WideSum seed{addrs + pseudo, addrs + pseudo < pseudo};
+        const detail::WideSum sum = l4_len <= 32 ? detail::sum_native_short(l4, l4_len, seed)
+                                                 : detail::sum_native_wide(l4, l4_len, seed);
+        if (!detail::folds_to_ffff(sum)) return -1;
     }
     s.seq = lr_rd48(sig + LR_UDP_SEQ);
     s.ts = lr_rd48(sig + LR_UDP_TS);

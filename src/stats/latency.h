@@ -81,11 +81,26 @@ public:
     // bits (kSub plus the linear step) are its place there: both are one formula, without a
     // branch, in terms of the shift e - SubBits (0 for the exact values).
     static unsigned bucket_of(uint64_t ns) {
-        const unsigned e = static_cast<unsigned>(std::bit_width(ns | kSub)) - 1;  // at least kSubBits
+        // The top bit's index, at least kSubBits: 63 ^ clz is one bit-scan (bit_width - 1 was three more).
+        const unsigned e = 63u ^ static_cast<unsigned>(__builtin_clzll(ns | kSub));
         if (e > kMaxExp) [[unlikely]]
             return kBuckets - 1;
         const unsigned shift = e - kSubBits;
         return shift * kSub + static_cast<unsigned>(ns >> shift);
+    }
+    // The bucket of `ns` here, from its bucket `fine` in a finer histogram (more sub-bits, the
+    // same kMaxExp): no second bit-scan. Above the finer one's exact range, a bucket is its
+    // shift times its kSub plus the value's top bits; with D fewer sub-bits here, the shift
+    // grows by D and D bits fewer are kept, which comes to fine / 2^D + D * kSub (the last
+    // bucket, which takes every larger value, maps to the last bucket too). Within the finer
+    // one's exact range, `ns` decides.
+    template <unsigned FinerSubBits>
+    [[gnu::always_inline]] static unsigned bucket_from_finer(unsigned fine, uint64_t ns) {
+        static_assert(FinerSubBits > SubBits);
+        constexpr unsigned kD = FinerSubBits - SubBits;
+        if (fine < 2u << FinerSubBits) [[unlikely]]
+            return bucket_of(ns);
+        return (fine >> kD) + kD * kSub;
     }
     static uint64_t bucket_low(unsigned b);
     static uint64_t bucket_high(unsigned b);  // exclusive
@@ -118,12 +133,12 @@ struct LatencyRun {
     uint32_t min = UINT32_MAX, max = 0;  // of the latencies below kWide (min UINT32_MAX: none)
     uint64_t run = 0;                    // bucket | count << kBucketBits
 
-    // Adds `ns`; when that ends the run, `end_run(bucket, count)` is given the run ended, for
-    // the histogram. False when `ns` is kWide or more: its extremes are the caller's to keep.
+    // Adds `ns`, whose bucket in a StreamLatency is `b`; when that ends the run,
+    // `end_run(bucket, count)` is given the run ended, for the histogram. False when `ns` is
+    // kWide or more: its extremes are the caller's to keep.
     template <class EndRun>
-    [[gnu::always_inline]] bool add(uint64_t ns, EndRun&& end_run) {
+    [[gnu::always_inline]] bool add(uint64_t ns, unsigned b, EndRun&& end_run) {
         sum += ns;
-        const unsigned b = StreamLatency::bucket_of(ns);
         if ((run & kBucketMask) == b) [[likely]] {
             run += kOne;
         } else {

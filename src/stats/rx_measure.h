@@ -323,7 +323,8 @@ public:
                 no_latency(st);
                 continue;
             }
-            hist->add_bucket(l);
+            const unsigned fine = LatencyHistogram::bucket_of(l);
+            hist->add_to_bucket(fine, 1);
             lat.add(l);
             st.jitter.add_transit(static_cast<int64_t>(l));
             if constexpr (kTotals) {
@@ -333,7 +334,8 @@ public:
                 ft->lat_max = std::max(ft->lat_max, l);
             }
             if (stream_lat)
-                if (!st.latency.add(l, [&](unsigned b, uint64_t count) {
+                if (!st.latency.add(l, StreamLatency::bucket_from_finer<LatencyHistogram::kSubBits>(fine, l),
+                                    [&](unsigned b, uint64_t count) {
                         ended.end(by_stream.counter(b, stream_of[s.stream]), count);
                     })) [[unlikely]]
                     wide_latency(st, l);

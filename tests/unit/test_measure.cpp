@@ -220,6 +220,30 @@ TEST(Histogram, EveryBucketsBoundsMapBackToIt) {
     expect_every_bucket_maps_back<lr::stats::StreamLatency>();
 }
 
+// A mix's stream bucket is derived from the receiver's finer bucket (one bit-scan a frame, not
+// two): the same as the stream histogram's own formula for every value, at every bucket edge of
+// both, in the exact ranges, and beyond the last bucket.
+TEST(Histogram, StreamBucketFromTheFinerBucketIsItsOwn) {
+    using lr::stats::StreamLatency;
+    auto expect_same = [](uint64_t v) {
+        const unsigned fine = LatencyHistogram::bucket_of(v);
+        ASSERT_EQ(StreamLatency::bucket_from_finer<LatencyHistogram::kSubBits>(fine, v), StreamLatency::bucket_of(v)) << v;
+    };
+    for (uint64_t v = 0; v < (1u << 16); ++v) expect_same(v);
+    for (unsigned b = 0; b < LatencyHistogram::kBuckets; ++b) {
+        expect_same(LatencyHistogram::bucket_low(b));
+        expect_same(LatencyHistogram::bucket_high(b) - 1);
+    }
+    for (unsigned b = 0; b < StreamLatency::kBuckets; ++b) {
+        expect_same(StreamLatency::bucket_low(b));
+        expect_same(StreamLatency::bucket_high(b) - 1);
+    }
+    std::mt19937_64 rng(17);
+    for (int i = 0; i < 100000; ++i) expect_same(rng() >> (rng() % 64));
+    expect_same(UINT64_MAX);
+    expect_same(uint64_t(1) << (LatencyHistogram::kMaxExp + 1));
+}
+
 TEST(Histogram, PercentilesWithinRelativeErrorBound) {
     std::mt19937_64 rng(9);
     std::vector<uint64_t> v;
