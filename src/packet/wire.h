@@ -145,25 +145,26 @@ inline int classify_fast(const uint8_t* p, uint32_t len, uint32_t nonce, uint32_
     auto ld = [](const uint8_t* a, auto v) { std::memcpy(&v, a, sizeof v); return v; };
     if (len < kEth + kMin) return -1;
     // Bytes 12-19: EtherType 08 00, version and header length 45, TOS, total length, and the
-    // identification (the run identity's high half).
+    // identification (the run identity's high half). Bytes 20-23: flags and fragment offset
+    // (a fragment: 0x3fff, big-endian), TTL, protocol. The run identity's low half lies beside
+    // the stream. The three checks that need no length are one test.
     const uint64_t eth_ip = ld(p + 12, uint64_t{});
-    if ((eth_ip & 0xffffff) != 0x450008) return -1;  // IPv4, 20 bytes
-    // Bytes 20-23: flags and fragment offset (a fragment: 0x3fff, big-endian), TTL, protocol.
-    if ((ld(p + 20, uint32_t{}) & 0xff00ff3f) != 0x11000000) return -1;  // not a fragment; UDP
-    const uint32_t tot = __builtin_bswap16(static_cast<uint16_t>(eth_ip >> 32)), l4_len = tot - kIp;
-    if (tot < kMin || l4_len > LR_MAX_L4_LEN || kEth + tot > len) return -1;
     const uint8_t* ip = p + kEth;
     const uint8_t* l4 = ip + kIp;
     const uint8_t* sig = l4 + kUdp;
+    static_assert(LR_IP4_ID_HI == 4 && LR_UDP_STREAM == LR_UDP_NONCE + 2);
+    const uint32_t nonce_stream = ld(sig + LR_UDP_NONCE, uint32_t{});
+    if (((eth_ip & 0xffffff) ^ 0x450008) |                               // IPv4, 20 bytes
+        ((ld(p + 20, uint32_t{}) & 0xff00ff3f) ^ 0x11000000) |           // not a fragment; UDP
+        ((static_cast<uint32_t>(eth_ip >> 48) | nonce_stream << 16) ^ __builtin_bswap32(nonce)))  // the run
+        return -1;
+    const uint32_t tot = __builtin_bswap16(static_cast<uint16_t>(eth_ip >> 32)), l4_len = tot - kIp;
+    if (tot < kMin || l4_len > LR_MAX_L4_LEN || kEth + tot > len) return -1;
     // UDP length, UDP checksum (present: not 0), the signature's magic.
     const uint64_t udp = ld(l4 + 4, uint64_t{});
     if ((udp & 0xffff0000ffff) != (uint64_t{__builtin_bswap16(LR_SIG_MAGIC)} << 32 | __builtin_bswap16(l4_len)) ||
         !(udp & 0xffff0000))
         return -1;
-    // The run identity: its high half in the IP identification, its low half beside the stream.
-    static_assert(LR_IP4_ID_HI == 4 && LR_UDP_STREAM == LR_UDP_NONCE + 2);
-    const uint32_t nonce_stream = ld(sig + LR_UDP_NONCE, uint32_t{});
-    if ((static_cast<uint32_t>(eth_ip >> 48) | nonce_stream << 16) != __builtin_bswap32(nonce)) return -1;
     s.nonce = nonce;
     s.stream = __builtin_bswap16(static_cast<uint16_t>(nonce_stream >> 16));
     if (s.stream >= streams) return -1;
