@@ -43,6 +43,10 @@ public:
         uint64_t count = 0, sum = 0, min = UINT64_MAX, max = 0;
         void add(uint64_t ns) {
             ++count;
+            add_value(ns);
+        }
+        // The sum and extremes only, where the caller knows the count.
+        void add_value(uint64_t ns) {
             sum += ns;
             min = ns < min ? ns : min;
             max = ns > max ? ns : max;

@@ -288,8 +288,8 @@ public:
         BucketsByStream& by_stream = by_stream_;
         const uint16_t* const stream_of = stream_of_;
         const uint64_t now48 = now48_;
-        uint64_t ours = 0;
-        LatencyHistogram::Totals lat;
+        uint64_t ours = 0, no_latency_count = 0;
+        LatencyHistogram::Totals lat;  // its count is the frames of ours with a latency, set after the loop
         EndedRuns& ended = ended_;
         for (uint32_t i = 0; i < n; ++i) {
             lr_wire_sig s;
@@ -313,6 +313,7 @@ public:
                 count_out_of_order(a);
             if (!s.has_ts) [[unlikely]] {
                 no_latency(st);
+                ++no_latency_count;
                 continue;
             }
             uint64_t ts = s.ts;
@@ -321,11 +322,12 @@ public:
             const uint64_t l = (now48 - ts) & LR_SIG48_MASK;
             if (l >= (uint64_t(1) << 47)) [[unlikely]] {  // a timestamp from the future would wrap: ignore it
                 no_latency(st);
+                ++no_latency_count;
                 continue;
             }
             const unsigned fine = LatencyHistogram::bucket_of(l);
             hist->add_to_bucket(fine, 1);
-            lat.add(l);
+            lat.add_value(l);
             st.jitter.add_transit(static_cast<int64_t>(l));
             if constexpr (kTotals) {
                 ++ft->lat_n;
@@ -341,6 +343,7 @@ public:
                     wide_latency(st, l);
         }
         t_.ours += ours;
+        lat.count = ours - no_latency_count;
         hist->add(lat);
     }
     // Distinct test frames received so far.
