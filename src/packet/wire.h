@@ -136,7 +136,7 @@ namespace lr::packet {
 // 0xffff in one byte order exactly when it does in the other). For anything else it returns
 // -1 and the general rules decide: a foreign, stale or malformed frame, a VLAN tag, IPv6, TCP,
 // the short signature. The unit tests and the classify fuzzer hold both to the same answers.
-inline int classify_fast(const uint8_t* p, uint32_t len, uint32_t nonce, uint32_t streams, bool csum_verified,
+[[gnu::always_inline]] inline int classify_fast(const uint8_t* p, uint32_t len, uint32_t nonce, uint32_t streams, bool csum_verified,
                          lr_wire_sig& s) {
     if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) return -1;
     constexpr uint32_t kEth = 14, kIp = 20, kUdp = 8, kMin = kIp + kUdp + LR_UDP_SIG_LEN;
