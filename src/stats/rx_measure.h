@@ -337,9 +337,9 @@ public:
             }
             if (stream_lat)
                 if (!st.latency.add(l, StreamLatency::bucket_from_finer<LatencyHistogram::kSubBits>(fine, l),
-                                    [&](unsigned b, uint64_t count) {
-                        ended.end(by_stream.counter(b, stream_of[s.stream]), count);
-                    })) [[unlikely]]
+                                    [&](unsigned b, uint64_t count) __attribute__((always_inline)) {
+                                        ended.end(by_stream.counter(b, stream_of[s.stream]), count);
+                                    })) [[unlikely]]
                     wide_latency(st, l);
         }
         t_.ours += ours;
