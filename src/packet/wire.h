@@ -172,6 +172,7 @@ namespace lr::packet {
         uint64_t addrs;  // source and destination addresses
         std::memcpy(&addrs, ip + 12, 8);
         const uint64_t pseudo = __builtin_bswap16(17) + __builtin_bswap16(static_cast<uint16_t>(l4_len));
+        static_assert(kMin - kIp >= 25, "the short sum takes 25 to 32 bytes");
         const detail::WideSum seed{addrs + pseudo, addrs + pseudo < pseudo};
         const detail::WideSum sum = l4_len <= 32 ? detail::sum_native_short(l4, l4_len, seed)
                                                  : detail::sum_native_wide(l4, l4_len, seed);

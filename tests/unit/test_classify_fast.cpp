@@ -53,7 +53,8 @@ int check_agrees(const std::vector<uint8_t>& frame, uint32_t nonce, uint32_t str
 TEST(ClassifyFast, TakesUntaggedIpv4UdpAtEverySizeAndDeclinesTheRest) {
     using wire_fixtures::spec;
     using packet::L4;
-    for (unsigned size : {64u, 65u, 66u, 67u, 127u, 128u, 1514u, 1518u, 9000u}) {
+    // 64-70: L4 segments of 26-32 bytes (the checksum's short form), 71 on: the loop.
+    for (unsigned size : {64u, 65u, 66u, 67u, 68u, 69u, 70u, 71u, 72u, 127u, 128u, 1514u, 1518u, 9000u}) {
         const auto f = wire_fixtures::signed_frame(spec(false, L4::udp, size), 3, wire_fixtures::kNonce, 0xabcdef012345);
         EXPECT_EQ(check_agrees(f, wire_fixtures::kNonce, 4, false), LR_OURS) << size;
         EXPECT_EQ(check_agrees(f, wire_fixtures::kNonce, 4, true), LR_OURS) << size;
@@ -130,5 +131,23 @@ TEST(ClassifyFast, TakesEverySizeWhateverItsSequenceTimestampAndPayload) {
         packet::sig_init(f, l, wire_fixtures::kNonce, 1);
         packet::sig_stamp(f.data(), l, rng() & LR_SIG48_MASK, rng() & LR_SIG48_MASK);
         EXPECT_EQ(check_agrees(f, wire_fixtures::kNonce, 2, false), LR_OURS) << size;
+    }
+}
+
+// The checksum's short form (25-32 bytes, no loop) adds the same words as the loop, in the
+// same order: the same sum and carries, for every length it takes, over random bytes.
+TEST(ClassifyFast, ShortChecksumSumsWhatTheLoopSums) {
+    std::mt19937_64 rng(5);
+    for (int round = 0; round < 2000; ++round) {
+        uint8_t seg[32];
+        for (auto& b : seg) b = static_cast<uint8_t>(rng());
+        if (round % 3 == 0) std::fill(std::begin(seg), std::end(seg), 0xff);  // every word carries
+        const packet::detail::WideSum seed{rng(), rng() % 4};
+        for (uint32_t len = 25; len <= 32; ++len) {
+            const auto a = packet::detail::sum_native_short(seg, len, seed);
+            const auto b = packet::detail::sum_native_wide(seg, len, seed);
+            ASSERT_EQ(a.sum, b.sum) << len;
+            ASSERT_EQ(a.carries, b.carries) << len;
+        }
     }
 }
