@@ -274,7 +274,7 @@ std::vector<worker::WorkerConfig> plan_workers(const spec::RunSpec& spec, const 
             if (!stream_of.empty() && r.sign && stream_of.size() == r.streams) {
                 res.stream_of = stream_of;
                 res.stream_latency.assign(mix.size(), {});
-                res.stream_buckets.assign(size_t{stats::StreamLatency::kBuckets} * mix.size(), 0);
+                res.stream_buckets.assign(stats::BucketsByStream::table_size(mix.size()), 0);
             }
             // Streams (a mix, or one composed stream): each flow's counts for the live views.
             if (r.sign && !spec.single_fixed_stream())

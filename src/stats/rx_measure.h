@@ -99,7 +99,9 @@ inline constexpr uint32_t kSizeSlots = 9024;
 // the histograms when the receiver ends (RxMeasure::finish), and zeroed again.
 class BucketsByStream {
 public:
-    // `table`: StreamLatency::kBuckets x `streams` counters, zero.
+    // The counters a table for `streams` streams holds.
+    static size_t table_size(size_t streams) { return size_t{StreamLatency::kBuckets} * streams; }
+    // `table`: table_size(streams) counters, zero.
     BucketsByStream(uint64_t* table, size_t streams) : counts_(table), streams_(streams) {}
     // Bucket `bucket`'s counter of stream `stream`, to be added to.
     [[gnu::always_inline]] uint64_t* counter(unsigned bucket, uint32_t stream) {
@@ -166,7 +168,7 @@ private:
 
 // RxResult::stream_buckets, sized for its mix if it was not.
 inline uint64_t* sized_stream_buckets(RxResult& r) {
-    const size_t n = size_t{StreamLatency::kBuckets} * r.stream_latency.size();
+    const size_t n = BucketsByStream::table_size(r.stream_latency.size());
     if (r.stream_buckets.size() != n) r.stream_buckets.assign(n, 0);
     return r.stream_buckets.data();
 }

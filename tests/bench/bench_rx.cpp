@@ -14,7 +14,7 @@
 // 4096 streams in turn, each with its own sequence window, jitter and latency histogram (a mix
 // of that many streams): the state a frame touches is then out of cache too, which the loop's
 // prefetches are there to hide. varied:1 stamps each frame up to 16 us before the lap's
-// instant, by a fixed pseudo-random spread, as frames queued behind others on a link are: a
+// instant, by a pseudo-random draw that goes on from lap to lap, as frames queued behind others on a link are: a
 // flow's latency then moves from frame to frame, and with many streams nearly every frame ends
 // its latency run (stats::LatencyRun; with varied:0 a flow's latency holds from lap to lap).
 // Reported: frames per second of one core.
