@@ -63,6 +63,7 @@ private:
 
     void copy(uint8_t* f, const uint8_t* src) const {
         switch (copy_len_) {  // the common lengths as fixed-size copies (a few vector stores)
+            case 60: std::memcpy(f, src, 60); break;  // 64-byte frames: all but the FCS
             case 64: std::memcpy(f, src, 64); break;
             case 128: std::memcpy(f, src, 128); break;
             default: std::memcpy(f, src, copy_len_);

@@ -238,8 +238,14 @@ uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
             if (!after_emit(paced_[k], now)) paced_[keep++] = paced_[k];
         paced_.resize(keep);
     }
-    // The unpaced shares fill the rest of the room.
+    // The unpaced shares fill the rest of the room. With many, a share's line is out of cache
+    // when its turn comes: the share kFetchAhead turns later is asked for first.
     while (n < room && !fill_.empty()) {
+        if (fill_.size() > kFetchSharesAbove) {
+            size_t ahead = fill_at_ + kFetchAhead;
+            if (ahead >= fill_.size()) ahead -= fill_.size();
+            __builtin_prefetch(&st_[fill_[ahead]], 1);
+        }
         const uint32_t s = fill_[fill_at_];
         if (++fill_at_ == fill_.size()) fill_at_ = 0;
         emit(s, out[n++]);

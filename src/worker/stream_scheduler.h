@@ -104,6 +104,9 @@ private:
         Pacer pacer;
     };
     static constexpr uint32_t kGeneral = UINT32_MAX;
+    // Above this many slots in the round robin, the share a few turns ahead is fetched first.
+    static constexpr size_t kFetchSharesAbove = 32;
+    static constexpr size_t kFetchAhead = 8;
 
     // Per frame (inline): the share's next size, the frame itself, and whether the share stops.
     [[gnu::always_inline]] uint16_t next_size(Share& sh) {

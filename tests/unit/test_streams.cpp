@@ -2,6 +2,7 @@
 // them, and the scheduler that interleaves them on a queue.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -203,6 +204,31 @@ TEST(StreamScheduler, UnpacedSharesTakeExactlyTheirWeightEveryPeriodWithoutTrain
     EXPECT_LE(longest, 3) << "spread over the period";
     EXPECT_EQ(s.planned(0), 100u);
     EXPECT_FALSE(s.done()) << "continuous shares never end";
+}
+
+TEST(StreamScheduler, ManySharesEachTakeTheirTurnOnceAPeriodAcrossBursts) {
+    // Enough shares for the scheduler to fetch a share's state turns ahead of its own
+    // (StreamScheduler::kFetchSharesAbove): the round robin, its wrap and the turns ahead of it
+    // must not change which frames go.
+    constexpr uint32_t kShares = 100, kPeriods = 7;
+    Prog g;
+    g.p.progress = std::make_shared<std::vector<worker::StreamProgress>>(kShares);
+    for (uint32_t i = 0; i < kShares; ++i) g.add(i);
+    worker::StreamScheduler s(g.p, 64);
+    s.start(0);
+    std::vector<worker::PlannedFrame> f;
+    while (f.size() < kShares * kPeriods) {  // bursts of 64 and of 13: turns cross their edges
+        const auto b = due_frames(s, 0, f.size() % 2 ? 13 : 64);
+        ASSERT_FALSE(b.empty());
+        f.insert(f.end(), b.begin(), b.end());
+    }
+    f.resize(kShares * kPeriods);
+    for (size_t i = kShares; i < f.size(); ++i) {
+        EXPECT_EQ(f[i].share, f[i - kShares].share) << "frame " << i << ": the same order every period";
+    }
+    std::vector<int> seen(kShares, 0);
+    for (size_t i = 0; i < kShares; ++i) ++seen[f[i].share];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), int(kShares)) << "every share once a period";
 }
 
 TEST(StreamScheduler, CountsEndSharesAndSizesFollowThePeriod) {
@@ -469,20 +495,20 @@ TEST(StreamSpec, NamesBuiltByCodeMayBeAnyPrintableText) {
 namespace {
 
 // Every frame the composer writes for a trial of `spec` (one sending queue), `n` frames of it,
-// in buffers that start zeroed and are reused as a device's would be.
+// in buffers that start filled with `held` and are reused as a device's would be.
 struct Written {
     std::vector<std::vector<uint8_t>> frames;
     std::vector<worker::PlannedFrame> plan;
     engine::TxPrograms progs;
 };
-Written compose(const spec::RunSpec& spec, uint32_t n) {
+Written compose(const spec::RunSpec& spec, uint32_t n, uint8_t held = 0) {
     Written w;
     w.progs = engine::build_programs(spec, {{spec.tx[0].port, 0}});
     const auto& p = *w.progs.queues[0];
     worker::StreamScheduler sched(p, 64);
     worker::FrameComposer comp(p, spec.signature);
     sched.start(1'000'000);
-    std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(w.progs.max_len, 0));
+    std::vector<std::vector<uint8_t>> bufs(8, std::vector<uint8_t>(w.progs.max_len, held));
     w.plan.resize(n);
     const uint32_t got = sched.next(1'000'000, n, w.plan.data());
     w.plan.resize(got);
@@ -522,6 +548,29 @@ TEST(FrameComposer, EveryFrameOfEverySizeIsSignedAndItsChecksumsHold) {
     }
     EXPECT_EQ(next_seq.size(), 4u) << "IMIX's two flows, one each for the others";
     EXPECT_EQ(lens, (std::set<size_t>{60, 566, 1514, 96, 74, 86})) << "every size of every stream";
+}
+
+TEST(FrameComposer, SixtyFourByteFramesAreWrittenWholeOverWhatTheBufferHeld) {
+    // Only 64-byte frames: each frame's write is its 60 bytes (the FCS is the device's), a
+    // copy of its own length. Buffers that held other bytes must not show through anywhere.
+    auto spec = streams_spec({"size=64,flows=3", "size=64,vlan=5"});
+    const auto w = compose(spec, 40, 0xa5);
+    ASSERT_EQ(w.progs.queues[0]->copy_len, 60u);
+    ASSERT_EQ(w.frames.size(), 40u);
+    std::map<uint32_t, uint64_t> next_seq;
+    for (size_t i = 0; i < w.frames.size(); ++i) {
+        const auto& f = w.frames[i];
+        ASSERT_EQ(f.size(), 60u);
+        const bool vlan = f[12] == 0x81;
+        test_support::expect_checksums_verify(f, vlan);
+        const auto c = packet::sig_classify(f.data(), f.size(), spec.nonce, spec.rx_streams());
+        ASSERT_EQ(c.cls, packet::FrameClass::ours) << "frame " << i;
+        EXPECT_EQ(c.seq, next_seq[c.stream]++);
+        const auto& t = w.progs.queues[0]->templates[w.plan[i].tmpl].bytes;
+        const size_t sig = (vlan ? 18 : 14) + 20 + 8;  // the template's bytes up to the signature
+        EXPECT_TRUE(std::equal(f.begin(), f.begin() + sig - 2, t.begin())) << "frame " << i << ": its template's headers";
+    }
+    EXPECT_EQ(next_seq.size(), 4u);
 }
 
 TEST(FrameComposer, UnsignedFramesKeepValidChecksumsAtEverySize) {
