@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "packet/known_header.h"
 #include "packet/signature.h"
 #include "packet/wire.h"
 #include "stats/counters.h"
@@ -247,11 +248,20 @@ public:
     // constants then known where it is accounted), kAccounted for any other, which is
     // classified by the general rules and accounted for here, out of line. `wire`: its size
     // on the wire (FCS included), for the flows' totals.
+    // kKnown: a frame whose headers match those of a frame of its flow the fast lane took is
+    // taken without its checks (packet::KnownHeaders), and the fast lane's frames are learnt;
+    // for a few flows (with many, the entries would change hands at every frame).
     static constexpr int kAccounted = -1;
+    template <bool kKnown = false>
     [[gnu::always_inline]] int classify_or_account(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s,
                                                    uint32_t wire) {
-        if (packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s) >= 0) [[likely]]
+        if constexpr (kKnown)
+            if (known_.match(p, len, csum_verified, nonce_, s)) [[likely]]
+                return LR_OURS;
+        if (packet::classify_fast(p, len, nonce_, nstreams_, csum_verified, s) >= 0) [[likely]] {
+            if constexpr (kKnown) known_.learn(p, len, s);
             return LR_OURS;
+        }
         account_general(p, len, csum_verified, wire);
         return kAccounted;
     }
@@ -437,6 +447,7 @@ private:
     uint64_t now_ = 0, now48_ = 0;
     Tally t_;
     EndedRuns ended_;  // a mix's: applied by finish()
+    packet::KnownHeaders known_;  // the known-header lane's entries (classify_or_account<true>)
 };
 
 }  // namespace lr::stats

@@ -112,7 +112,8 @@ private:
             if constexpr (kFetchFlows)
                 if (i + kFlowAhead < n) meas_.template prefetch_flow<kTotals>(ops.data(i + kFlowAhead), ops.len(i + kFlowAhead));
             // The size is read for the flows' totals only: without them, a constant.
-            return meas_.classify_or_account(ops.data(i), ops.len(i), ops.csum_verified(i), s, kTotals ? wire : 0);
+            return meas_.template classify_or_account<!kFetchFlows>(ops.data(i), ops.len(i), ops.csum_verified(i), s,
+                                                                    kTotals ? wire : 0);
         };
         meas_.account_frames<kTotals>(n, next);
         return b;
