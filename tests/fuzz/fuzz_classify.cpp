@@ -1,14 +1,16 @@
 // libFuzzer target: the receive-side parsers must never read or write outside the frame,
 // whatever arrives, and signing a replayed frame (sign_frame) either makes it one of ours or
 // leaves it byte-identical; the receive path's fast lane (classify_fast) takes only frames the
-// general rules call ours, with the same fields; linerate connect's TCP segment reader never
-// reads past a frame and answers what it accepts with a segment it accepts back. Run with ASan
-// and UBSan (tests/fuzz/meson.build).
+// general rules call ours, with the same fields, and the known-header lane (KnownHeaders) only
+// what the fast lane takes; linerate connect's TCP segment reader never reads past a frame and
+// answers what it accepts with a segment it accepts back. Run with ASan and UBSan
+// (tests/fuzz/meson.build).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 
+#include "packet/known_header.h"
 #include "packet/sig_frame.h"
 #include "packet/signature.h"
 #include "packet/tcp_segment.h"
@@ -32,6 +34,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 __builtin_trap();
             if (fast.seq != rules.seq || fast.ts != rules.ts || fast.nonce != rules.nonce || fast.stream != rules.stream ||
                 fast.seq_bits != rules.seq_bits || fast.has_ts != rules.has_ts)
+                __builtin_trap();
+            // The known-header lane, taught this frame, must take it, and take a copy with one
+            // byte changed (which the input's last byte picks) only as the fast lane would.
+            auto known = std::make_unique<lr::packet::KnownHeaders>();
+            known->learn(buf.get(), n, fast);
+            lr_wire_sig k{}, again{};
+            if (!known->match(buf.get(), n, verified, run, k) || k.seq != fast.seq || k.ts != fast.ts ||
+                k.stream != fast.stream || k.nonce != fast.nonce)
+                __builtin_trap();
+            std::unique_ptr<uint8_t[]> changed(new uint8_t[size]);
+            std::memcpy(changed.get(), buf.get(), size);
+            changed[data[size - 1] % size] ^= static_cast<uint8_t>(1 + data[size / 2] % 255);
+            if (known->match(changed.get(), n, verified, run, k) &&
+                (lr::packet::classify_fast(changed.get(), n, run, 1 + (size % 64), verified, again) < 0 ||
+                 again.seq != k.seq || again.ts != k.ts || again.stream != k.stream || again.nonce != k.nonce))
                 __builtin_trap();
         }
     }
