@@ -66,8 +66,8 @@ public:
         k.h56 = ld32(p + 56);
         const uint32_t l4_len = (uint32_t{p[16]} << 8 | p[17]) - 20;
         // The pseudo-header (addresses, protocol, L4 length) and the L4 bytes compared:
-        // 34-39 (ports, length) and 56-59. Folded, so that the frame's words add to it without
-        // a carry out of 64 bits mattering more than WideSum counts.
+        // 34-39 (ports, length) and 56-59. Folded to 16 bits, so that match() adds a frame's
+        // words to it in 64 bits with no carry out.
         const uint64_t pseudo = __builtin_bswap16(17) + __builtin_bswap16(static_cast<uint16_t>(l4_len));
         const uint64_t sum = detail::sum_native(p + 26, 8) + pseudo + detail::sum_native(p + 34, 6) +
                              detail::sum_native(p + 56, 4);
@@ -79,10 +79,9 @@ public:
 
 private:
     struct Entry;
-    // A longer frame's: its L4 bytes after the signature, summed, then the sum's check and the
-    // signature, out of line.
-    static bool tail_and_sign(const uint8_t* p, uint64_t sum, const Entry& k, uint32_t nonce,
-                                                lr_wire_sig& s) {
+    // A longer frame's: its L4 bytes after the signature added to `sum`, then the sum's check
+    // and the signature. (Out of line, its call cost the 64-byte frames' loop spills.)
+    static bool tail_and_sign(const uint8_t* p, uint64_t sum, const Entry& k, uint32_t nonce, lr_wire_sig& s) {
         detail::WideSum acc{sum, 0};
         acc.add(detail::sum_native(p + kMinLen, k.tail));
         if (!detail::folds_to_ffff(acc)) return false;
