@@ -80,7 +80,7 @@ public:
 private:
     struct Entry;
     // A longer frame's: its L4 bytes after the signature added to `sum`, then the sum's check
-    // and the signature. (Out of line, its call cost the 64-byte frames' loop spills.)
+    // and the signature. (Inline: as a call, it made the 64-byte frames' loop spill registers.)
     static bool tail_and_sign(const uint8_t* p, uint64_t sum, const Entry& k, uint32_t nonce, lr_wire_sig& s) {
         detail::WideSum acc{sum, 0};
         acc.add(detail::sum_native(p + kMinLen, k.tail));
