@@ -107,6 +107,12 @@ inline uint32_t sum_be16(const uint8_t* p, uint32_t len) {
     return s;
 }
 
+// The IPv4 pseudo-header's protocol (UDP) and L4 length as native-order words (its addresses
+// are summed where they lie in the IPv4 header).
+inline uint64_t udp4_pseudo(uint32_t l4_len) {
+    return __builtin_bswap16(17) + __builtin_bswap16(static_cast<uint16_t>(l4_len));
+}
+
 }  // namespace lr::packet::detail
 
 static inline __u32 lr_wire_sum(const __u8* p, __u32 len, const __u8*, __u32 seed) {
@@ -171,7 +177,7 @@ namespace lr::packet {
     if (!csum_verified) {
         uint64_t addrs;  // source and destination addresses
         std::memcpy(&addrs, ip + 12, 8);
-        const uint64_t pseudo = __builtin_bswap16(17) + __builtin_bswap16(static_cast<uint16_t>(l4_len));
+        const uint64_t pseudo = detail::udp4_pseudo(l4_len);
         static_assert(kMin - kIp >= 25, "the short sum takes 25 to 32 bytes");
         const detail::WideSum seed{addrs + pseudo, addrs + pseudo < pseudo};
         const detail::WideSum sum = l4_len <= 32 ? detail::sum_native_short(l4, l4_len, seed)
