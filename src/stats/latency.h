@@ -149,11 +149,14 @@ struct LatencyRun {
             end_run(static_cast<unsigned>(run & kBucketMask), run >> kBucketBits);
             run = b | kOne;
         }
-        if (ns >= kWide) [[unlikely]]
-            return false;
-        const auto v = static_cast<uint32_t>(ns);
-        min = v < min ? v : min;
-        max = v > max ? v : max;
+        // New extremes are rare once a stream has run a while: a branch each, which stores
+        // nothing when not taken. A latency of kWide or more is above any maximum kept.
+        if (ns > max) [[unlikely]] {
+            if (ns >= kWide) return false;
+            max = static_cast<uint32_t>(ns);
+        }
+        if (ns < min) [[unlikely]]
+            min = static_cast<uint32_t>(ns);
         return true;
     }
     // The run so far into `h`.
