@@ -106,14 +106,14 @@ public:
     BucketsByStream(uint64_t* table, size_t streams) : counts_(table), streams_(streams) {}
     // Bucket `bucket`'s counter of stream `stream`, to be added to.
     [[gnu::always_inline]] uint64_t* counter(unsigned bucket, uint32_t stream) {
-        used_[bucket / 64] |= uint64_t(1) << (bucket % 64);
+        used_[bucket] = 1;  // a byte store (a bit would be a load, a shift, an or and a store)
         return &counts_[bucket * streams_ + stream];
     }
     // Every count into `hist` (indexed by stream), and the table to zero. Only the buckets
     // some stream's latency fell in are read.
     void add_to(StreamLatency* hist) {
         for (unsigned b = 0; b < StreamLatency::kBuckets; ++b) {
-            if (!(used_[b / 64] >> (b % 64) & 1)) continue;
+            if (!used_[b]) continue;
             for (size_t m = 0; m < streams_; ++m)
                 if (uint64_t& c = counts_[b * streams_ + m]) {
                     hist[m].add_to_bucket(b, c);
@@ -126,7 +126,7 @@ public:
 private:
     uint64_t* counts_;
     size_t streams_;
-    uint64_t used_[(StreamLatency::kBuckets + 63) / 64] = {};  // a bit per bucket added to
+    uint8_t used_[StreamLatency::kBuckets] = {};  // a flag per bucket added to
 };
 
 // A mix's latency runs that ended (LatencyRun), each added to its bucket kDepth runs later:
