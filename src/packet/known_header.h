@@ -94,16 +94,8 @@ private:
         s.has_ts = 1;
         return true;
     }
-    static uint64_t ld64(const uint8_t* a) {
-        uint64_t v;
-        std::memcpy(&v, a, 8);
-        return v;
-    }
-    static uint32_t ld32(const uint8_t* a) {
-        uint32_t v;
-        std::memcpy(&v, a, 4);
-        return v;
-    }
+    static uint64_t ld64(const uint8_t* a) { return detail::load<uint64_t>(a); }
+    static uint32_t ld32(const uint8_t* a) { return detail::load<uint32_t>(a); }
     // Bytes 40-41 (the UDP checksum) in the word loaded from byte 36.
     static constexpr uint64_t kUdpCsum = uint64_t{0xffff} << 32;
     struct alignas(64) Entry {

@@ -8,6 +8,14 @@
 
 namespace lr::packet::detail {
 
+// A T read from `p`, at any alignment, in native order (a memcpy the compiler makes one load).
+template <class T>
+[[gnu::always_inline]] inline T load(const uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
 // The one's-complement sum of `len` bytes taken as native-order 16-bit words, unfolded (any
 // value congruent to it modulo 0xffff). Native-order words are summed 8 bytes at a time and
 // the result swapped, if at all, once (RFC 1071 2.B); loads go through memcpy, so any
@@ -69,15 +77,10 @@ inline WideSum sum_native_wide(const uint8_t* p, uint32_t len, WideSum acc) {
 // loads and no loop, the last one the 8 bytes that end the segment with those already summed
 // shifted out.
 inline WideSum sum_native_short(const uint8_t* p, uint32_t len, WideSum acc) {
-    auto word = [](const uint8_t* a) {
-        uint64_t w;
-        std::memcpy(&w, a, 8);
-        return w;
-    };
-    acc.add(word(p));
-    acc.add(word(p + 8));
-    acc.add(word(p + 16));
-    acc.add(word(p + len - 8) >> (8 * (32 - len)));
+    acc.add(load<uint64_t>(p));
+    acc.add(load<uint64_t>(p + 8));
+    acc.add(load<uint64_t>(p + 16));
+    acc.add(load<uint64_t>(p + len - 8) >> (8 * (32 - len)));
     return acc;
 }
 
@@ -148,26 +151,26 @@ namespace lr::packet {
     constexpr uint32_t kEth = 14, kIp = 20, kUdp = 8, kMin = kIp + kUdp + LR_UDP_SIG_LEN;
     // Fields are compared as they lie in memory (little-endian loads, constants to match), a
     // few 8-byte words at a time; only the lengths and the stream id are byte-swapped.
-    auto ld = [](const uint8_t* a, auto v) { std::memcpy(&v, a, sizeof v); return v; };
+    using detail::load;
     if (len < kEth + kMin) return -1;
     // Bytes 12-19: EtherType 08 00, version and header length 45, TOS, total length, and the
     // identification (the run identity's high half). Bytes 20-23: flags and fragment offset
     // (a fragment: 0x3fff, big-endian), TTL, protocol. The run identity's low half lies beside
     // the stream. The three checks that need no length are one test.
-    const uint64_t eth_ip = ld(p + 12, uint64_t{});
+    const uint64_t eth_ip = load<uint64_t>(p + 12);
     const uint8_t* ip = p + kEth;
     const uint8_t* l4 = ip + kIp;
     const uint8_t* sig = l4 + kUdp;
     static_assert(LR_IP4_ID_HI == 4 && LR_UDP_STREAM == LR_UDP_NONCE + 2);
-    const uint32_t nonce_stream = ld(sig + LR_UDP_NONCE, uint32_t{});
+    const uint32_t nonce_stream = load<uint32_t>(sig + LR_UDP_NONCE);
     if (((eth_ip & 0xffffff) ^ 0x450008) |                               // IPv4, 20 bytes
-        ((ld(p + 20, uint32_t{}) & 0xff00ff3f) ^ 0x11000000) |           // not a fragment; UDP
+        ((load<uint32_t>(p + 20) & 0xff00ff3f) ^ 0x11000000) |           // not a fragment; UDP
         ((static_cast<uint32_t>(eth_ip >> 48) | nonce_stream << 16) ^ __builtin_bswap32(nonce)))  // the run
         return -1;
     const uint32_t tot = __builtin_bswap16(static_cast<uint16_t>(eth_ip >> 32)), l4_len = tot - kIp;
     if (tot < kMin || l4_len > LR_MAX_L4_LEN || kEth + tot > len) return -1;
     // UDP length, UDP checksum (present: not 0), the signature's magic.
-    const uint64_t udp = ld(l4 + 4, uint64_t{});
+    const uint64_t udp = load<uint64_t>(l4 + 4);
     if ((udp & 0xffff0000ffff) != (uint64_t{__builtin_bswap16(LR_SIG_MAGIC)} << 32 | __builtin_bswap16(l4_len)) ||
         !(udp & 0xffff0000))
         return -1;
