@@ -12,12 +12,20 @@
 // pseudo-header) is learnt too; a frame then adds its bytes 40-55 (checksum, magic, sequence,
 // timestamp) and any L4 bytes after its signature.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <cstring>
 
 #include "packet/wire.h"
 
 namespace lr::packet {
+
+// Which bytes of a 60-byte frame KnownHeaders::match compares: 12-39, 42-43 and 56-59.
+inline constexpr auto kKnownCompared = [] {
+    std::array<bool, 64> c{};
+    for (uint32_t i = 0; i < 64; ++i) c[i] = (i >= 12 && i < 40) || i == 42 || i == 43 || (i >= 56 && i < 60);
+    return c;
+}();
 
 class KnownHeaders {
 public:
@@ -74,6 +82,26 @@ public:
         k.tail = 34 + l4_len - kMinLen;
         k.stream = s.stream;
         k.len = len;
+        Run& r = runs_[p[59] % kEntries];
+        r.usable = len == kMinLen && k.tail == 0;
+        for (uint32_t i = 0; i < kMinLen; ++i) r.bytes[i] = kKnownCompared[i] ? p[i] : 0;
+        r.sum = k.sum;
+        r.stream = s.stream;
+    }
+    // The eight-frame lane's view of an entry (stats::account_run8): the bytes match()
+    // compares (kKnownCompared) as they are in the flow's frames, zero elsewhere, with the entry's
+    // L4 sum and stream; for an entry of a 60-byte frame (no L4 bytes after the signature).
+    struct alignas(64) Run {
+        uint8_t bytes[64] = {};
+        uint64_t sum = 0;
+        uint32_t stream = 0;
+        bool usable = false;
+    };
+    // The entry the 60-byte frame `p` would be matched against, for the eight-frame lane; null
+    // when it was not learnt from a 60-byte frame.
+    const Run* run_entry(const uint8_t* p) const {
+        const Run& r = runs_[p[59] % kEntries];
+        return r.usable ? &r : nullptr;
     }
 
 private:
@@ -107,6 +135,7 @@ private:
         uint32_t stream = 0;
     };
     Entry entries_[kEntries];
+    Run runs_[kEntries];
 };
 
 }  // namespace lr::packet

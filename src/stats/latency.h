@@ -211,9 +211,20 @@ public:
         last_ = transit;
     }
     double ns() const { return static_cast<double>(j_) / kScale; }
+    // For a lane that takes the transits' differences itself (stats::account_run8): whether a
+    // transit came before, the last one, and `k` transits whose absolute differences from
+    // their predecessors, times kScale, are `scaled`, the last of them `last`.
+    bool started() const { return last_ != kNone; }
+    int64_t last() const { return last_; }
+    void add_scaled(const int64_t* scaled, unsigned k, int64_t last) {
+        int64_t j = j_;
+        for (unsigned i = 0; i < k; ++i) j += (scaled[i] - j) >> 4;
+        j_ = j;
+        last_ = last;
+    }
+    static constexpr int64_t kScale = 1 << 12;
 
 private:
-    static constexpr int64_t kScale = 1 << 12;
     static constexpr int64_t kNone = INT64_MIN;  // no transit yet (transit times are far inside +-2^62)
     int64_t j_ = 0;  // J * kScale
     int64_t last_ = kNone;

@@ -60,6 +60,20 @@ public:
         }
         return arrive_slow(wire, bits);
     }
+    // For a lane that checks a run of arrivals itself (stats::account_run8): whether anything
+    // arrived, the next sequence in order, and `k` arrivals of the next sequences in order.
+    bool started() const { return any(); }
+    uint64_t next() const { return highest_ + 1; }
+    [[gnu::always_inline]] void next_in_order(unsigned k) {
+        const uint64_t s = highest_ + 1;
+        if (s % 64 != 0 && s % 64 + k <= 64) [[likely]] {  // within the highest's word
+            word_ |= ((uint64_t(1) << k) - 1) << (s % 64);
+            highest_ += k;
+            received_ += k;
+            return;
+        }
+        for (unsigned i = 0; i < k; ++i) next_in_order();
+    }
     Counts counts() const { return {received_, rare_.reordered, rare_.duplicates, rare_.late, highest_}; }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <concepts>
 
 #include "packet/signature.h"
 #include "stats/rx_measure.h"
@@ -24,6 +25,10 @@ inline constexpr uint32_t kFlowAhead = 4;
 // fetches twice as far ahead.
 template <class Ops>
 concept HasBufferHeaders = requires(Ops o) { o.prefetch_meta(0u); };
+// Queue operations that give each burst's receive time themselves (a test's clock); the others'
+// bursts are timed by the worker's clock.
+template <class Ops>
+concept HasBurstTime = requires(Ops o) { { o.burst_time_ns() } -> std::convertible_to<uint64_t>; };
 
 class RxQueue {
 public:
@@ -43,7 +48,10 @@ public:
             ops.idle();
             return 0;
         }
-        last_ = clk_.now();
+        if constexpr (HasBurstTime<Ops>)
+            last_ = ops.burst_time_ns();
+        else
+            last_ = clk_.now();
         if (!first_) first_ = last_;
         meas_.burst_time(last_);
         // The frames were written by a device or another core: their first cache line is a
@@ -56,7 +64,10 @@ public:
             for (uint32_t i = 0; i < n && i < kPrefetch; ++i) __builtin_prefetch(ops.data(i));
         }
         uint64_t b = 0;
-        if (r_.sign && !fetch_flows_) {
+        if (r_.sign && run_lane_) {
+            // A few flows, eight frames at a time where the eight-frame lane takes them.
+            b = account_in_runs(ops, n);
+        } else if (r_.sign && !fetch_flows_) {
             // A few flows: their state stays in cache (stats::RxMeasure::account_frames).
             b = account<false, false>(ops, n);
         } else if (r_.sign && !r_.flow_totals) {
@@ -85,6 +96,8 @@ public:
     }
     // Distinct test frames received so far.
     uint64_t unique() const { return meas_.unique(); }
+    // Frames the eight-frame lane took (RxMeasure::run_frames).
+    uint64_t run_frames() const { return meas_.run_frames(); }
     // The clock of the last burst that brought frames (0: none yet).
     uint64_t last_ns() const { return last_; }
     // After the last step: when the first and last frames came.
@@ -98,25 +111,55 @@ public:
 private:
     // A signed burst, each frame classified and accounted in turn; returns its bytes on the
     // wire. kFetchFlows: each frame's flow state is asked for kFlowAhead frames before.
-    template <bool kTotals, bool kFetchFlows, RxQueueOps Ops>
-    [[gnu::always_inline]] uint64_t account(Ops& ops, uint32_t n) {
+    // kSized: each frame's successors fetched and its size counted here (false: the caller did).
+    // Frames [from, to) of the burst's n.
+    template <bool kTotals, bool kFetchFlows, bool kSized = true, RxQueueOps Ops>
+    [[gnu::always_inline]] uint64_t account(Ops& ops, uint32_t n, uint32_t from = 0, uint32_t to = UINT32_MAX) {
+        to = std::min(to, n);
         if constexpr (kFetchFlows)
             for (uint32_t i = 0; i < n && i < kFlowAhead; ++i) meas_.template prefetch_flow<kTotals>(ops.data(i), ops.len(i));
         uint64_t b = 0;
         // Forced inline: GCC had stopped inlining it, a call per frame. (On a lambda the
         // attribute takes GCC's own spelling, after the parameters.)
         auto next = [&](uint32_t i, lr_wire_sig& s, uint32_t& wire) __attribute__((always_inline)) {
-            const uint64_t wb = fetch_ahead_and_size(ops, i, n);
-            b += wb;
-            wire = static_cast<uint32_t>(wb);
+            if constexpr (kSized) {
+                const uint64_t wb = fetch_ahead_and_size(ops, i, n);
+                b += wb;
+                wire = static_cast<uint32_t>(wb);
+            } else {
+                wire = 0;  // read for the flows' totals only, which the caller's frames have not
+            }
             if constexpr (kFetchFlows)
                 if (i + kFlowAhead < n) meas_.template prefetch_flow<kTotals>(ops.data(i + kFlowAhead), ops.len(i + kFlowAhead));
             // The size is read for the flows' totals only: without them, a constant.
             return meas_.template classify_or_account<!kFetchFlows>(ops.data(i), ops.len(i), ops.csum_verified(i), s,
                                                                     kTotals ? wire : 0);
         };
-        meas_.account_frames<kTotals>(n, next);
+        meas_.account_frames<kTotals>(from, to, next);
         return b;
+    }
+    // A burst of a few flows, eight frames at a time: each eight that are all 60 bytes long go to
+    // the eight-frame lane (stats::RxMeasure::account_run), and frame by frame if it declines
+    // them; the rest of the burst frame by frame. Returns its bytes on the wire.
+    template <RxQueueOps Ops>
+    [[gnu::always_inline]] uint64_t account_in_runs(Ops& ops, uint32_t n) {
+        static_assert(!HasBufferHeaders<Ops> || 2 * kPrefetch >= stats::kRunFrames);
+        uint64_t b = 0;
+        uint32_t i = 0;
+        for (; i + stats::kRunFrames <= n; i += stats::kRunFrames) {
+            const uint8_t* p[stats::kRunFrames];
+            uint32_t other_len = 0;
+            unsigned verified = 0;
+            for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
+                b += fetch_ahead_and_size(ops, i + j, n);
+                p[j] = ops.data(i + j);
+                other_len |= ops.len(i + j) ^ packet::KnownHeaders::kMinLen;
+                verified |= unsigned{ops.csum_verified(i + j)} << j;
+            }
+            if (other_len || !meas_.account_run(p, verified)) [[unlikely]]
+                account<false, false, false>(ops, n, i, i + stats::kRunFrames);
+        }
+        return b + account<false, false>(ops, n, i, n);
     }
     // With each flow's totals (the OTG server's): out of line, so the loop without them stays
     // as tight as it was.
@@ -161,6 +204,7 @@ private:
     stats::FrameCapture* cap_;
     uint64_t* sizes_;  // sizes that vary: frames per size
     bool fetch_flows_;  // fetch each frame's flow state ahead (RxMeasure::fetch_flows)
+    bool run_lane_ = meas_.run_lane();  // eight frames at a time where it can (RxMeasure::run_lane)
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
 };
 

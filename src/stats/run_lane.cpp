@@ -1,0 +1,130 @@
+// The eight-frame lane (run_lane.h). Each frame is one masked 64-byte load (its 60 bytes, none
+// beyond); a lane of a vector register is then a frame, and every check and measurement but the
+// histogram's counters and the jitter's recurrence is one instruction for all eight.
+#include "stats/run_lane.h"
+
+// GCC 12's AVX-512 intrinsics start some results from a deliberately undefined value, which
+// -Wmaybe-uninitialized takes for a bug when they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <atomic>
+
+#include "stats/rx_measure.h"
+
+namespace lr::stats {
+namespace {
+
+std::atomic<bool> enabled{true};
+
+#define LR_RUN_LANE_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512cd,avx512vl")))
+
+// The bytes KnownHeaders::match compares, as a mask: 0xff at each of them.
+constexpr auto kComparedMask = [] {
+    std::array<uint8_t, 64> m{};
+    for (uint32_t i = 0; i < 64; ++i) m[i] = packet::kKnownCompared[i] ? 0xff : 0;
+    return m;
+}();
+alignas(64) constexpr std::array<uint8_t, 64> kCompared = kComparedMask;
+
+constexpr uint64_t kMask48 = (uint64_t{1} << 48) - 1;
+// s % 0xffff == 0 (s != 0) as one multiply: s times the inverse of 0xffff modulo 2^64 is at
+// most (2^64 - 1) / 0xffff exactly for the multiples of 0xffff (packet::detail::folds_to_ffff).
+constexpr uint64_t kInverseOfFfff = 0xfffefffefffeffffULL, kMultipleLimit = 0x0001000100010001ULL;
+static_assert(kInverseOfFfff * 0xffffULL == 1);
+static_assert(UINT64_MAX / 0xffff == kMultipleLimit);
+
+}  // namespace
+
+bool run_lane_supported() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
+           __builtin_cpu_supports("avx512vl");
+}
+bool run_lane_enabled() { return enabled.load(std::memory_order_relaxed) && run_lane_supported(); }
+void set_run_lane_enabled(bool on) { enabled.store(on, std::memory_order_relaxed); }
+
+LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified, const packet::KnownHeaders::Run& entry,
+                                     StreamRx& st, LatencyHistogram& hist, uint64_t now48) {
+    static_assert(kRunFrames == 8, "a frame a 64-bit lane");
+    static_assert(packet::KnownHeaders::kMinLen == 60 && LR_UDP_SEQ == 2 && LR_UDP_TS == 8,
+                  "the sequence is bytes 44-49, the timestamp 50-55");
+    if (!st.seq.started() || !st.jitter.started()) return false;  // a stream's first frames: one by one
+    constexpr __mmask64 kFrameBytes = (__mmask64{1} << packet::KnownHeaders::kMinLen) - 1;
+    const __m512i tmpl = _mm512_load_si512(entry.bytes);
+    __m512i f[kRunFrames];
+    __m512i differ = _mm512_setzero_si512();
+    for (uint32_t j = 0; j < kRunFrames; ++j) {
+        f[j] = _mm512_maskz_loadu_epi8(kFrameBytes, p[j]);
+        differ = _mm512_ternarylogic_epi64(differ, f[j], tmpl, 0xf6);  // differ | (f ^ tmpl)
+    }
+    if (_mm512_test_epi64_mask(differ, _mm512_load_si512(kCompared.data()))) return false;
+    // Each frame's bytes 40-47 and 48-55 (8-byte words 5 and 6), a frame a lane.
+    const __m512i pair = _mm512_set_epi64(0, 0, 0, 0, 14, 13, 6, 5);
+    const __m512i p01 = _mm512_permutex2var_epi64(f[0], pair, f[1]), p23 = _mm512_permutex2var_epi64(f[2], pair, f[3]);
+    const __m512i p45 = _mm512_permutex2var_epi64(f[4], pair, f[5]), p67 = _mm512_permutex2var_epi64(f[6], pair, f[7]);
+    const __m512i halves = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
+    const __m512i q0 = _mm512_permutex2var_epi64(p01, halves, p23), q1 = _mm512_permutex2var_epi64(p45, halves, p67);
+    const __m512i w40 = _mm512_permutex2var_epi64(q0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), q1);
+    const __m512i w48 = _mm512_permutex2var_epi64(q0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), q1);
+    // The UDP checksum present (bytes 40-41), and the L4 sum (the entry's, with bytes 40-55 in
+    // 32-bit halves) a multiple of 0xffff and not 0, unless the device checked it.
+    if (_mm512_test_epi64_mask(w40, _mm512_set1_epi64(0xffff)) != 0xff) return false;
+    const __m512i lo32 = _mm512_set1_epi64(0xffffffff);
+    const __m512i sum = _mm512_add_epi64(
+        _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(entry.sum)), _mm512_and_si512(w40, lo32)),
+        _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(w40, 32), _mm512_and_si512(w48, lo32)), _mm512_srli_epi64(w48, 32)));
+    const __mmask8 sums_ok =
+        _mm512_test_epi64_mask(sum, sum) &
+        _mm512_cmple_epu64_mask(_mm512_mullo_epi64(sum, _mm512_set1_epi64(static_cast<int64_t>(kInverseOfFfff))),
+                                _mm512_set1_epi64(static_cast<int64_t>(kMultipleLimit)));
+    if ((sums_ok | verified) != 0xff) return false;
+    // Big-endian fields: each 8-byte lane's bytes reversed.
+    const __m512i reverse = _mm512_set_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
+                                             0x0001020304050607, 0x08090a0b0c0d0e0f, 0x0001020304050607,
+                                             0x08090a0b0c0d0e0f, 0x0001020304050607);
+    const __m512i mask48 = _mm512_set1_epi64(kMask48);
+    // The sequences (bytes 44-49): the stream's next eight, in order (modulo 2^48).
+    const __m512i seq =
+        _mm512_srli_epi64(_mm512_shuffle_epi8(_mm512_or_si512(_mm512_srli_epi64(w40, 32), _mm512_slli_epi64(w48, 32)), reverse), 16);
+    const __m512i expected =
+        _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(st.seq.next())), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    if (_mm512_test_epi64_mask(_mm512_xor_si512(seq, expected), mask48)) return false;
+    // The latencies (the timestamps are bytes 50-55), none beyond the histogram's range (2^41
+    // ns), which leaves out those from the future too (a wrap: 2^47 or more).
+    const __m512i ts = _mm512_and_si512(_mm512_shuffle_epi8(w48, reverse), mask48);
+    const __m512i lat = _mm512_and_si512(_mm512_sub_epi64(_mm512_set1_epi64(static_cast<int64_t>(now48)), ts), mask48);
+    using H = LatencyHistogram;
+    static_assert(H::kMaxExp < 47);
+    const __m512i zeros = _mm512_lzcnt_epi64(_mm512_or_si512(lat, _mm512_set1_epi64(H::kSub)));
+    if (_mm512_cmplt_epu64_mask(zeros, _mm512_set1_epi64(63 - H::kMaxExp))) return false;
+    // H::bucket_of: the shift is the top bit's index less kSubBits.
+    const __m512i shift = _mm512_sub_epi64(_mm512_set1_epi64(63 - H::kSubBits), zeros);
+    const __m512i bucket = _mm512_add_epi64(_mm512_slli_epi64(shift, H::kSubBits), _mm512_srlv_epi64(lat, shift));
+    // RFC 3550's differences of successive transits, the stream's last one first.
+    const int64_t last_before = st.jitter.last();
+    const __m512i before = _mm512_alignr_epi64(lat, _mm512_set1_epi64(last_before), 7);
+    const __m512i scaled = _mm512_slli_epi64(_mm512_abs_epi64(_mm512_sub_epi64(lat, before)), 12);
+    static_assert(Jitter::kScale == 1 << 12);
+    // All eight are taken.
+    alignas(64) uint64_t buckets[kRunFrames];
+    alignas(64) int64_t diffs[kRunFrames];
+    _mm512_store_si512(buckets, bucket);
+    _mm512_store_si512(diffs, scaled);
+    for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
+    LatencyHistogram::Totals t;
+    t.count = kRunFrames;
+    t.sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(lat));
+    t.min = _mm512_reduce_min_epu64(lat);
+    t.max = _mm512_reduce_max_epu64(lat);
+    hist.add(t);
+    st.jitter.add_scaled(diffs, kRunFrames, _mm_extract_epi64(_mm512_extracti64x2_epi64(lat, 3), 1));
+    st.seq.next_in_order(kRunFrames);
+    return true;
+}
+
+}  // namespace lr::stats
+
+#pragma GCC diagnostic pop

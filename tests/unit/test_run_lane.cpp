@@ -1,0 +1,232 @@
+// The receive path's eight-frame lane (stats::account_run8, RxMeasure::account_run): the same
+// bursts, with the same clock, through a receive queue with the lane and one without it give
+// the same counts, sequence outcomes, jitter and latency histogram, down to every bucket; and
+// with the lane, a clean run's frames do go through it (where the CPU has its instructions).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "packet/signature.h"
+#include "stats/counters.h"
+#include "stats/run_lane.h"
+#include "stats/rx_measure.h"
+#include "worker/rx_step.h"
+#include "worker/worker_config.h"
+#include "wire_fixtures.h"
+
+using namespace lr;
+
+namespace {
+
+constexpr uint64_t kMask48 = (uint64_t{1} << 48) - 1;
+
+struct Burst {
+    uint64_t rx_ns = 0;
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<bool> verified;
+};
+
+// Bursts handed out one at a time, each frame in a heap buffer of its exact size (a sanitizer
+// or valgrind sees any read beyond it), with the burst's own receive time.
+struct ScriptedOps {
+    explicit ScriptedOps(const std::vector<Burst>& b) : bursts(b) {}
+    const std::vector<Burst>& bursts;
+    size_t next = 0;
+    std::vector<std::unique_ptr<uint8_t[]>> held;
+    const Burst* cur = nullptr;
+    uint32_t receive(uint32_t) {
+        if (next == bursts.size()) return 0;
+        cur = &bursts[next++];
+        held.clear();
+        for (const auto& f : cur->frames) {
+            held.emplace_back(new uint8_t[f.size()]);
+            std::copy(f.begin(), f.end(), held.back().get());
+        }
+        return static_cast<uint32_t>(cur->frames.size());
+    }
+    uint64_t burst_time_ns() const { return cur->rx_ns; }
+    const uint8_t* data(uint32_t i) const { return held[i].get(); }
+    uint32_t len(uint32_t i) const { return static_cast<uint32_t>(cur->frames[i].size()); }
+    uint64_t wire_bytes(uint32_t i) const { return len(i) + uint64_t{packet::kFcsLen}; }
+    bool csum_verified(uint32_t i) const { return cur->verified[i]; }
+    void release() {}
+    void idle() {}
+};
+
+// What a receiver ended with.
+struct Outcome {
+    stats::RxResult result;
+    stats::QueueCounters counters;
+    uint64_t run_frames = 0;
+};
+
+std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t streams, bool lane) {
+    stats::set_run_lane_enabled(lane);
+    auto out = std::make_unique<Outcome>();
+    worker::WorkerConfig w;
+    w.rx.sign = true;
+    w.rx.nonce = wire_fixtures::kNonce;
+    w.rx.streams = streams;
+    w.rx.result = &out->result;
+    w.rx_counters = &out->counters;
+    {
+        worker::RxQueue q(w);
+        ScriptedOps ops(bursts);
+        while (ops.next < bursts.size()) q.step(ops);
+        q.finish();
+        out->run_frames = q.run_frames();
+    }
+    stats::set_run_lane_enabled(true);
+    return out;
+}
+
+void expect_same(const Outcome& a, const Outcome& b) {
+    const auto& ca = a.counters;
+    const auto& cb = b.counters;
+    EXPECT_EQ(ca.packets.load(), cb.packets.load());
+    EXPECT_EQ(ca.bytes.load(), cb.bytes.load());
+    EXPECT_EQ(ca.rx_ours.load(), cb.rx_ours.load());
+    EXPECT_EQ(ca.rx_unique.load(), cb.rx_unique.load());
+    EXPECT_EQ(ca.rx_foreign.load(), cb.rx_foreign.load());
+    EXPECT_EQ(ca.rx_malformed.load(), cb.rx_malformed.load());
+    EXPECT_EQ(ca.rx_dup.load(), cb.rx_dup.load());
+    EXPECT_EQ(ca.rx_reordered.load(), cb.rx_reordered.load());
+    EXPECT_EQ(ca.rx_late.load(), cb.rx_late.load());
+    EXPECT_EQ(ca.rx_gaps.load(), cb.rx_gaps.load());
+    ASSERT_EQ(a.result.streams.size(), b.result.streams.size());
+    for (size_t s = 0; s < a.result.streams.size(); ++s) {
+        const auto& x = a.result.streams[s];
+        const auto& y = b.result.streams[s];
+        const auto cx = x.seq.counts(), cy = y.seq.counts();
+        EXPECT_EQ(cx.received, cy.received) << "stream " << s;
+        EXPECT_EQ(cx.reordered, cy.reordered) << "stream " << s;
+        EXPECT_EQ(cx.duplicates, cy.duplicates) << "stream " << s;
+        EXPECT_EQ(cx.late, cy.late) << "stream " << s;
+        EXPECT_EQ(cx.highest, cy.highest) << "stream " << s;
+        EXPECT_EQ(x.seq.gaps(), y.seq.gaps()) << "stream " << s;
+        EXPECT_EQ(x.jitter.ns(), y.jitter.ns()) << "stream " << s;
+        EXPECT_EQ(x.jitter.last(), y.jitter.last()) << "stream " << s;
+    }
+    const auto& ha = a.result.latency;
+    const auto& hb = b.result.latency;
+    EXPECT_EQ(ha.count(), hb.count());
+    EXPECT_EQ(ha.sum(), hb.sum());
+    EXPECT_EQ(ha.min(), hb.min());
+    EXPECT_EQ(ha.max(), hb.max());
+    for (unsigned k = 0; k < stats::LatencyHistogram::kBuckets; ++k)
+        ASSERT_EQ(ha.bucket_count(k), hb.bucket_count(k)) << "bucket " << k;
+}
+
+// What can happen to a frame on its way, each with its chance (per million frames).
+struct Mishaps {
+    uint32_t gap = 0, dup = 0, reorder = 0, bad_sum = 0, verified_bad_sum = 0, no_sum = 0, foreign = 0,
+             other_size = 0, other_stream = 0, future = 0, huge_latency = 0, small_latency = 0;
+};
+
+// `frames` frames in bursts of 1 to 32, of `flows` streams (each frame's stream drawn, or all of
+// stream 0), starting at sequence `first_seq`, with latencies that move by up to `spread` ns.
+std::vector<Burst> script(uint64_t seed, uint32_t frames, uint32_t flows, uint64_t first_seq, uint64_t spread,
+                          const Mishaps& m) {
+    std::mt19937_64 rng(seed);
+    auto chance = [&](uint32_t per_million) { return per_million && rng() % 1'000'000 < per_million; };
+    const auto spec64 = wire_fixtures::spec(false, packet::L4::udp, 64);
+    const auto spec65 = wire_fixtures::spec(false, packet::L4::udp, 65);
+    std::vector<uint64_t> seq(flows + 1, first_seq);
+    std::vector<Burst> bursts;
+    uint64_t clock = (uint64_t{1} << 48) - 500'000;  // the 48-bit clock wraps during the run
+    uint32_t made = 0;
+    while (made < frames) {
+        Burst b;
+        clock += 1000 + rng() % 20'000;
+        b.rx_ns = clock;
+        const uint32_t n = std::min<uint32_t>(frames - made, 1 + static_cast<uint32_t>(rng() % 32));
+        for (uint32_t i = 0; i < n; ++i) {
+            uint16_t stream = flows > 1 ? static_cast<uint16_t>(rng() % flows) : 0;
+            if (chance(m.other_stream)) stream = static_cast<uint16_t>(flows);  // another flow
+            const bool big = chance(m.other_size);
+            const auto& sp = big ? spec65 : spec64;
+            const uint32_t nonce = chance(m.foreign) ? wire_fixtures::kNonce ^ 0x10000 : wire_fixtures::kNonce;
+            auto f = wire_fixtures::signed_frame(sp, stream, nonce);
+            if (chance(m.gap)) seq[stream] += 1 + rng() % 5;
+            uint64_t s = seq[stream]++;
+            if (chance(m.dup) && s > 0) s -= 1;
+            if (chance(m.reorder) && s > 3) s -= 3;
+            uint64_t latency = 2000 + rng() % (spread + 1);
+            if (chance(m.small_latency)) latency = rng() % 128;
+            if (chance(m.huge_latency)) latency = (uint64_t{1} << 41) + rng() % 1000;  // beyond the histogram
+            uint64_t ts = (clock - latency) & kMask48;
+            if (chance(m.future)) ts = (clock + 1 + rng() % 1000) & kMask48;
+            packet::sig_stamp(f.data(), packet::sig_layout(sp), s & kMask48, ts);
+            bool verified = false;
+            if (chance(m.bad_sum)) f[41] ^= 0x40;
+            if (chance(m.verified_bad_sum)) {
+                f[41] ^= 0x40;
+                verified = true;
+            }
+            if (chance(m.no_sum)) f[40] = f[41] = 0;
+            if (big) f.resize(61);  // a 65-byte frame, a byte longer than the lane's
+            b.frames.push_back(std::move(f));
+            b.verified.push_back(verified);
+        }
+        made += n;
+        bursts.push_back(std::move(b));
+    }
+    return bursts;
+}
+
+void check(const std::vector<Burst>& bursts, uint32_t streams, uint64_t lane_at_least) {
+    const auto with = receive(bursts, streams, true);
+    const auto without = receive(bursts, streams, false);
+    EXPECT_EQ(without->run_frames, 0u);
+    expect_same(*with, *without);
+    if (stats::run_lane_supported())
+        EXPECT_GE(with->run_frames, lane_at_least) << "the lane took too few of the frames";
+    else
+        EXPECT_EQ(with->run_frames, 0u);
+}
+
+}  // namespace
+
+TEST(RunLane, OneCleanStreamIsTakenEightAtATimeWithTheSameResults) {
+    const auto bursts = script(1, 20'000, 1, 0, 300, {});
+    check(bursts, 4, 15'000);
+    const auto r = receive(bursts, 4, true);
+    EXPECT_EQ(r->counters.rx_unique.load(), 20'000u);
+    EXPECT_EQ(r->result.streams[0].seq.gaps(), 0u);
+    EXPECT_EQ(r->result.latency.count(), 20'000u);
+}
+
+TEST(RunLane, SequencesAcrossWordsAnd48BitWrapAreTheSame) {
+    check(script(2, 20'000, 1, (uint64_t{1} << 48) - 7'000, 50'000, {}), 4, 15'000);
+}
+
+TEST(RunLane, EveryMishapIsDeclinedToTheFrameByFramePathWithTheSameResults) {
+    Mishaps m;
+    m.gap = m.dup = m.reorder = m.bad_sum = m.verified_bad_sum = m.no_sum = 2'000;
+    m.foreign = m.other_size = m.other_stream = m.future = m.huge_latency = m.small_latency = 2'000;
+    for (uint64_t seed = 10; seed < 16; ++seed) {
+        SCOPED_TRACE(seed);
+        check(script(seed, 30'000, 1, 100, 5'000, m), 4, 10'000);
+    }
+}
+
+TEST(RunLane, FrequentMishapsAndSeveralFlowsGiveTheSameResults) {
+    Mishaps m;
+    m.gap = m.dup = m.reorder = m.bad_sum = m.verified_bad_sum = m.no_sum = 30'000;
+    m.foreign = m.other_size = m.other_stream = m.future = m.huge_latency = m.small_latency = 30'000;
+    for (uint64_t seed = 20; seed < 24; ++seed) {
+        SCOPED_TRACE(seed);
+        check(script(seed, 20'000, 1, 0, 1'000'000, m), 4, 0);
+        check(script(seed, 20'000, 3, 0, 1'000, m), 4, 0);
+    }
+}
+
+TEST(RunLane, ADeviceCheckedChecksumIsNotSummedAgain) {
+    Mishaps m;
+    m.verified_bad_sum = 1'000'000;  // every frame's checksum wrong, and the device says it checked it
+    const auto bursts = script(30, 4'000, 1, 0, 100, m);
+    check(bursts, 4, 3'000);
+    EXPECT_EQ(receive(bursts, 4, true)->counters.rx_unique.load(), 4'000u);
+}
