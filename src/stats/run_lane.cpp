@@ -125,6 +125,105 @@ LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified,
     return true;
 }
 
+RunHeader run_header(uint32_t nonce) {
+    RunHeader h;
+    auto set = [&h](uint32_t at, uint8_t value, uint8_t mask = 0xff) {
+        h.value[at] = value;
+        h.mask[at] = mask;
+    };
+    set(12, 0x08);
+    set(13, 0x00);
+    set(14, 0x45);
+    set(16, 0);  // total length: 20 + 8 + 18 = 46
+    set(17, 46);
+    set(18, static_cast<uint8_t>(nonce >> 24));  // the run identity's high half, the IPv4 id
+    set(19, static_cast<uint8_t>(nonce >> 16));
+    set(20, 0, 0x3f);  // no fragment offset and no more-fragments flag
+    set(21, 0);
+    set(23, 17);  // UDP
+    set(38, 0);  // UDP length 26
+    set(39, 26);
+    set(42, static_cast<uint8_t>(LR_SIG_MAGIC >> 8));
+    set(43, static_cast<uint8_t>(LR_SIG_MAGIC & 0xff));
+    set(56, static_cast<uint8_t>(nonce >> 8));  // the run identity's low half
+    set(57, static_cast<uint8_t>(nonce));
+    return h;
+}
+
+namespace {
+
+// Columns 3 to 7 (bytes 24-63) of eight frames of eight 8-byte words each: lane j of column k
+// is frame j's word k.
+struct Columns {
+    __m512i c3, c4, c5, c6, c7;
+};
+LR_RUN_LANE_TARGET inline Columns columns_3_to_7(const __m512i* r) {
+    __m512i t[8];
+    for (int j = 0; j < 8; j += 2) {
+        t[j] = _mm512_unpacklo_epi64(r[j], r[j + 1]);      // words 0, 2, 4, 6 of frames j and j + 1
+        t[j + 1] = _mm512_unpackhi_epi64(r[j], r[j + 1]);  // words 1, 3, 5, 7
+    }
+    // Frames 0-3, then 4-7: words 0 and 4 (u[0]), 2 and 6 (u[1]), 1 and 5 (u[2]), 3 and 7 (u[3]).
+    __m512i u[8];
+    for (int h = 0; h < 2; ++h) {
+        u[4 * h + 0] = _mm512_shuffle_i64x2(t[4 * h], t[4 * h + 2], 0x88);
+        u[4 * h + 1] = _mm512_shuffle_i64x2(t[4 * h], t[4 * h + 2], 0xdd);
+        u[4 * h + 2] = _mm512_shuffle_i64x2(t[4 * h + 1], t[4 * h + 3], 0x88);
+        u[4 * h + 3] = _mm512_shuffle_i64x2(t[4 * h + 1], t[4 * h + 3], 0xdd);
+    }
+    return {_mm512_shuffle_i64x2(u[3], u[7], 0x88), _mm512_shuffle_i64x2(u[0], u[4], 0xdd),
+            _mm512_shuffle_i64x2(u[2], u[6], 0xdd), _mm512_shuffle_i64x2(u[1], u[5], 0xdd),
+            _mm512_shuffle_i64x2(u[3], u[7], 0xdd)};
+}
+
+// The sum of a column's two 32-bit halves (2^32 is 1 modulo 0xffff).
+LR_RUN_LANE_TARGET inline __m512i halves(__m512i c) {
+    return _mm512_add_epi64(_mm512_and_si512(c, _mm512_set1_epi64(0xffffffff)), _mm512_srli_epi64(c, 32));
+}
+
+}  // namespace
+
+LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified, const RunHeader& header,
+                                      uint32_t streams, RunSigs& out) {
+    constexpr __mmask64 kFrameBytes = (__mmask64{1} << packet::KnownHeaders::kMinLen) - 1;
+    const __m512i value = _mm512_load_si512(header.value);
+    __m512i f[kRunFrames];
+    __m512i differ = _mm512_setzero_si512();
+    for (uint32_t j = 0; j < kRunFrames; ++j) {
+        f[j] = _mm512_maskz_loadu_epi8(kFrameBytes, p[j]);
+        differ = _mm512_ternarylogic_epi64(differ, f[j], value, 0xf6);  // differ | (f ^ value)
+    }
+    if (_mm512_test_epi64_mask(differ, _mm512_load_si512(header.mask))) return false;
+    const Columns c = columns_3_to_7(f);
+    // The UDP checksum present (bytes 40-41); the stream id (bytes 58-59) one of the run's.
+    if (_mm512_test_epi64_mask(c.c5, _mm512_set1_epi64(0xffff)) != 0xff) return false;
+    const __m512i id = _mm512_and_si512(_mm512_srli_epi64(c.c7, 16), _mm512_set1_epi64(0xffff));
+    const __m512i stream = _mm512_or_si512(_mm512_and_si512(_mm512_slli_epi64(id, 8), _mm512_set1_epi64(0xff00)),
+                                           _mm512_srli_epi64(id, 8));
+    if (_mm512_cmpge_epu64_mask(stream, _mm512_set1_epi64(streams))) return false;
+    // The L4 sum: the pseudo-header (the addresses, bytes 26-33; UDP and the L4 length 26, as
+    // words in memory order) and the L4 bytes 34-59, a multiple of 0xffff and not 0.
+    constexpr int64_t kPseudo = 0x1100 + 0x1a00;
+    const __m512i sum = _mm512_add_epi64(
+        _mm512_add_epi64(_mm512_add_epi64(halves(_mm512_andnot_si512(_mm512_set1_epi64(0xffff), c.c3)), halves(c.c4)),
+                         _mm512_add_epi64(halves(c.c5), halves(c.c6))),
+        _mm512_add_epi64(halves(c.c7), _mm512_set1_epi64(kPseudo)));
+    const __mmask8 sums_ok =
+        _mm512_test_epi64_mask(sum, sum) &
+        _mm512_cmple_epu64_mask(_mm512_mullo_epi64(sum, _mm512_set1_epi64(static_cast<int64_t>(kInverseOfFfff))),
+                                _mm512_set1_epi64(static_cast<int64_t>(kMultipleLimit)));
+    if ((sums_ok | verified) != 0xff) return false;
+    const __m512i reverse = _mm512_set_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
+                                             0x0001020304050607, 0x08090a0b0c0d0e0f, 0x0001020304050607,
+                                             0x08090a0b0c0d0e0f, 0x0001020304050607);
+    const __m512i mask48 = _mm512_set1_epi64(kMask48);
+    _mm512_store_si512(out.seq, _mm512_srli_epi64(
+                                    _mm512_shuffle_epi8(_mm512_or_si512(_mm512_srli_epi64(c.c5, 32), _mm512_slli_epi64(c.c6, 32)), reverse), 16));
+    _mm512_store_si512(out.ts, _mm512_and_si512(_mm512_shuffle_epi8(c.c6, reverse), mask48));
+    _mm512_store_si512(out.stream, stream);
+    return true;
+}
+
 }  // namespace lr::stats
 
 #pragma GCC diagnostic pop

@@ -34,4 +34,28 @@ void set_run_lane_enabled(bool on);
 bool account_run8(const uint8_t* const* p, unsigned verified, const packet::KnownHeaders::Run& entry, StreamRx& st,
                   LatencyHistogram& hist, uint64_t now48);
 
+// What classify_run8 compares in a 60-byte frame of the fast lane's layout, for a run's nonce:
+// the bytes packet::classify_fast checks against constants (EtherType, version and header
+// length, total length 46, the run identity, not a fragment, UDP, UDP length 26, the magic), as
+// a value and a bit mask.
+struct RunHeader {
+    alignas(64) uint8_t value[64] = {};
+    alignas(64) uint8_t mask[64] = {};
+};
+RunHeader run_header(uint32_t nonce);
+
+// The signatures of eight frames classify_run8 took.
+struct RunSigs {
+    alignas(64) uint64_t seq[kRunFrames];
+    alignas(64) uint64_t ts[kRunFrames];
+    alignas(64) uint64_t stream[kRunFrames];
+};
+
+// Eight frames `p`, each 60 bytes long (the caller checks the lengths), classified as
+// packet::classify_fast classifies them, of any of the run's `streams` streams (`verified` as
+// for account_run8): true when it takes all eight, their signatures then in `out`; false when it
+// would decline any of them.
+bool classify_run8(const uint8_t* const* p, unsigned verified, const RunHeader& header, uint32_t streams,
+                   RunSigs& out);
+
 }  // namespace lr::stats

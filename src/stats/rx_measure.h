@@ -196,6 +196,8 @@ public:
         streams_ = out_->streams.data();
         if (totals_) out_->flow_totals.resize(streams);
         run_lane_ = sig_ && !fetch_flows() && !stream_lat_ && run_lane_enabled();
+        classify_lane_ = sig_ && fetch_flows() && !totals_ && run_lane_enabled();
+        if (classify_lane_) run_header_ = run_header(nonce);
         if (flows_live_) flows_live_->buf.resize(streams);
     }
     // After the last frame: each stream's latency totals (its flows' sums, extremes and
@@ -252,6 +254,17 @@ public:
         const packet::KnownHeaders::Run* entry = known_.run_entry(p[0]);
         if (!entry || !account_run8(p, verified, *entry, streams_[entry->stream], *lat_, now48_)) return false;
         t_.ours += kRunFrames;
+        run_frames_ += kRunFrames;
+        return true;
+    }
+    // Whether runs of eight 60-byte frames, of many flows, are classified eight at a time
+    // (stats::classify_run8) before they are accounted frame by frame: without the flows'
+    // totals, on a CPU with the lane's instructions.
+    bool classify_lane() const { return classify_lane_; }
+    // Eight frames, each 60 bytes long: true when classify_run8 took all eight (their
+    // signatures in `out`, to be accounted by account_frames); false: none.
+    bool classify_run(const uint8_t* const* p, unsigned verified, RunSigs& out) {
+        if (!classify_run8(p, verified, run_header_, nstreams_, out)) return false;
         run_frames_ += kRunFrames;
         return true;
     }
@@ -468,8 +481,9 @@ private:
     const uint64_t* tx_shift_;  // RxResult::tx_clock_shift, or null
     uint32_t seen_ = 0, flows_seen_ = 0;
     bool finished_ = false;
-    bool run_lane_ = false;
+    bool run_lane_ = false, classify_lane_ = false;
     uint64_t run_frames_ = 0;
+    RunHeader run_header_;  // classify_run8's, for this run's nonce
     uint64_t now_ = 0, now48_ = 0;
     Tally t_;
     EndedRuns ended_;  // a mix's: applied by finish()

@@ -1,4 +1,5 @@
-// The receive path's eight-frame lane (stats::account_run8, RxMeasure::account_run): the same
+// The receive path's eight-frame lanes (stats::account_run8 for a few flows, stats::classify_run8
+// for many, with or without each stream's own latency histogram): the same
 // bursts, with the same clock, through a receive queue with the lane and one without it give
 // the same counts, sequence outcomes, jitter and latency histogram, down to every bucket; and
 // with the lane, a clean run's frames do go through it (where the CPU has its instructions).
@@ -62,9 +63,14 @@ struct Outcome {
     uint64_t run_frames = 0;
 };
 
-std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t streams, bool lane) {
+// mix: each stream is a stream of a mix, with its own latency histogram.
+std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t streams, bool lane, bool mix = false) {
     stats::set_run_lane_enabled(lane);
     auto out = std::make_unique<Outcome>();
+    if (mix) {
+        out->result.stream_latency.resize(streams);
+        for (uint32_t i = 0; i < streams; ++i) out->result.stream_of.push_back(static_cast<uint16_t>(i));
+    }
     worker::WorkerConfig w;
     w.rx.sign = true;
     w.rx.nonce = wire_fixtures::kNonce;
@@ -117,6 +123,17 @@ void expect_same(const Outcome& a, const Outcome& b) {
     EXPECT_EQ(ha.max(), hb.max());
     for (unsigned k = 0; k < stats::LatencyHistogram::kBuckets; ++k)
         ASSERT_EQ(ha.bucket_count(k), hb.bucket_count(k)) << "bucket " << k;
+    ASSERT_EQ(a.result.stream_latency.size(), b.result.stream_latency.size());
+    for (size_t s = 0; s < a.result.stream_latency.size(); ++s) {
+        const auto& x = a.result.stream_latency[s];
+        const auto& y = b.result.stream_latency[s];
+        EXPECT_EQ(x.count(), y.count()) << "stream " << s;
+        EXPECT_EQ(x.sum(), y.sum()) << "stream " << s;
+        EXPECT_EQ(x.min(), y.min()) << "stream " << s;
+        EXPECT_EQ(x.max(), y.max()) << "stream " << s;
+        for (unsigned k = 0; k < stats::StreamLatency::kBuckets; ++k)
+            ASSERT_EQ(x.bucket_count(k), y.bucket_count(k)) << "stream " << s << " bucket " << k;
+    }
 }
 
 // What can happen to a frame on its way, each with its chance (per million frames).
@@ -176,9 +193,9 @@ std::vector<Burst> script(uint64_t seed, uint32_t frames, uint32_t flows, uint64
     return bursts;
 }
 
-void check(const std::vector<Burst>& bursts, uint32_t streams, uint64_t lane_at_least) {
-    const auto with = receive(bursts, streams, true);
-    const auto without = receive(bursts, streams, false);
+void check(const std::vector<Burst>& bursts, uint32_t streams, uint64_t lane_at_least, bool mix = false) {
+    const auto with = receive(bursts, streams, true, mix);
+    const auto without = receive(bursts, streams, false, mix);
     EXPECT_EQ(without->run_frames, 0u);
     expect_same(*with, *without);
     if (stats::run_lane_supported())
@@ -229,4 +246,24 @@ TEST(RunLane, ADeviceCheckedChecksumIsNotSummedAgain) {
     const auto bursts = script(30, 4'000, 1, 0, 100, m);
     check(bursts, 4, 3'000);
     EXPECT_EQ(receive(bursts, 4, true)->counters.rx_unique.load(), 4'000u);
+}
+
+TEST(RunLane, ManyFlowsAreClassifiedEightAtATimeWithTheSameResults) {
+    // More flows than the known-header lane keeps: the classifying lane, then frame by frame.
+    const auto clean = script(40, 20'000, 40, 0, 3'000, {});
+    check(clean, 64, 15'000);
+    check(clean, 64, 15'000, true);  // a mix: each its own latency histogram
+    const auto r = receive(clean, 64, true, true);
+    EXPECT_EQ(r->counters.rx_unique.load(), 20'000u);
+    EXPECT_EQ(r->result.latency.count(), 20'000u);
+    Mishaps m;
+    m.gap = m.dup = m.reorder = m.bad_sum = m.verified_bad_sum = m.no_sum = 3'000;
+    m.foreign = m.other_size = m.other_stream = m.future = m.huge_latency = m.small_latency = 3'000;
+    for (uint64_t seed = 41; seed < 45; ++seed) {
+        SCOPED_TRACE(seed);
+        const auto bursts = script(seed, 20'000, 40, uint64_t{1} << 47, 100'000, m);
+        check(bursts, 64, 5'000);
+        check(bursts, 64, 5'000, true);
+        check(bursts, 40, 0);  // the stream beyond the run's (40) is foreign
+    }
 }
