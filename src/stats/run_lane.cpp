@@ -5,8 +5,10 @@
 
 // GCC 12's AVX-512 intrinsics start some results from a deliberately undefined value, which
 // -Wmaybe-uninitialized takes for a bug when they are inlined here.
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <atomic>
@@ -226,4 +228,6 @@ LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified
 
 }  // namespace lr::stats
 
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif

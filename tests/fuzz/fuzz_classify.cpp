@@ -1,8 +1,9 @@
 // libFuzzer target: the receive-side parsers must never read or write outside the frame,
 // whatever arrives, and signing a replayed frame (sign_frame) either makes it one of ours or
 // leaves it byte-identical; the receive path's fast lane (classify_fast) takes only frames the
-// general rules call ours, with the same fields, and the known-header lane (KnownHeaders) only
-// what the fast lane takes; linerate connect's TCP segment reader never reads past a frame and
+// general rules call ours, with the same fields, the known-header lane (KnownHeaders) only
+// what the fast lane takes, and the eight-frame lane's classification (classify_run8) exactly
+// what it takes; linerate connect's TCP segment reader never reads past a frame and
 // answers what it accepts with a segment it accepts back. Run with ASan and UBSan
 // (tests/fuzz/meson.build).
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include "packet/signature.h"
 #include "packet/tcp_segment.h"
 #include "packet/wire.h"
+#include "stats/run_lane.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Exact-size copies so any overread is caught; the first two bytes pick nonce/streams.
@@ -50,6 +52,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 (lr::packet::classify_fast(changed.get(), n, run, 1 + (size % 64), verified, again) < 0 ||
                  again.seq != k.seq || again.ts != k.ts || again.stream != k.stream || again.nonce != k.nonce))
                 __builtin_trap();
+        }
+    }
+    // The eight-frame lane's classification (stats::classify_run8), on the input's first 60
+    // bytes as a frame in eight exact-size copies: it takes them exactly when the fast lane takes
+    // that frame, with the same fields.
+    if (size >= lr::packet::KnownHeaders::kMinLen && lr::stats::run_lane_supported()) {
+        constexpr uint32_t kLen = lr::packet::KnownHeaders::kMinLen;
+        const uint32_t run = static_cast<uint32_t>(data[18] << 24 | data[19] << 16 | data[56] << 8 | data[57]);
+        const uint32_t streams = 1 + (size % 64);
+        std::unique_ptr<uint8_t[]> copies[lr::stats::kRunFrames];
+        const uint8_t* frames[lr::stats::kRunFrames];
+        for (uint32_t j = 0; j < lr::stats::kRunFrames; ++j) {
+            copies[j].reset(new uint8_t[kLen]);
+            std::memcpy(copies[j].get(), data, kLen);
+            frames[j] = copies[j].get();
+        }
+        const auto header = lr::stats::run_header(run);
+        for (int verified = 0; verified < 2; ++verified) {
+            lr_wire_sig fast{};
+            const bool taken = lr::packet::classify_fast(frames[0], kLen, run, streams, verified, fast) >= 0;
+            lr::stats::RunSigs sigs;
+            const bool lane = lr::stats::classify_run8(frames, verified ? 0xff : 0, header, streams, sigs);
+            if (lane != taken) __builtin_trap();
+            for (uint32_t j = 0; lane && j < lr::stats::kRunFrames; ++j)
+                if (sigs.seq[j] != fast.seq || sigs.ts[j] != fast.ts || sigs.stream[j] != fast.stream) __builtin_trap();
         }
     }
     lr::packet::reflect_swap(buf.get(), size);
