@@ -197,7 +197,7 @@ public:
         if (totals_) out_->flow_totals.resize(streams);
         run_lane_ = sig_ && !fetch_flows() && !stream_lat_ && run_lane_enabled();
         classify_lane_ = sig_ && fetch_flows() && !totals_ && run_lane_enabled();
-        if (classify_lane_) run_header_ = run_header(nonce);
+        if (run_lane_ || classify_lane_) run_header_ = run_header(nonce);
         if (flows_live_) flows_live_->buf.resize(streams);
     }
     // After the last frame: each stream's latency totals (its flows' sums, extremes and
@@ -258,14 +258,24 @@ public:
         return true;
     }
     // Whether runs of eight 60-byte frames, of many flows, are classified eight at a time
+    // (also, with run_lane(), eight of a few flows that account_run declined)
     // (stats::classify_run8) before they are accounted frame by frame: without the flows'
     // totals, on a CPU with the lane's instructions.
     bool classify_lane() const { return classify_lane_; }
     // Eight frames, each 60 bytes long: true when classify_run8 took all eight (their
     // signatures in `out`, to be accounted by account_frames); false: none.
+    // kLearn (a few flows, where account_run declined them): the known-header lane learns the
+    // first frame's headers, so that account_run can take its flow's next eight.
+    template <bool kLearn = false>
     bool classify_run(const uint8_t* const* p, unsigned verified, RunSigs& out) {
         if (!classify_run8(p, verified, run_header_, nstreams_, out)) return false;
         run_frames_ += kRunFrames;
+        if constexpr (kLearn) {
+            lr_wire_sig s{};
+            s.nonce = nonce_;
+            s.stream = static_cast<uint16_t>(out.stream[0]);
+            known_.learn(p[0], packet::KnownHeaders::kMinLen, s);
+        }
         return true;
     }
     // Frames the eight-frame lane took so far (for tests and benchmarks).

@@ -159,8 +159,16 @@ private:
                 other_len |= ops.len(i + j) ^ packet::KnownHeaders::kMinLen;
                 verified |= unsigned{ops.csum_verified(i + j)} << j;
             }
-            if (other_len || !meas_.account_run(p, verified)) [[unlikely]]
+            if (other_len) [[unlikely]] {
                 account<false, false, false>(ops, n, i, i + stats::kRunFrames);
+            } else if (!meas_.account_run(p, verified)) [[unlikely]] {
+                // Not eight of one flow in order (flows interleaved, say): classified together
+                // where they can be, then accounted one by one.
+                if (meas_.template classify_run<true>(p, verified, sigs_))
+                    account_classified<false>(ops, n, i);
+                else
+                    account<false, false, false>(ops, n, i, i + stats::kRunFrames);
+            }
         }
         return b + account<false, false>(ops, n, i, n);
     }
@@ -183,25 +191,30 @@ private:
                 other_len |= ops.len(i + j) ^ packet::KnownHeaders::kMinLen;
                 verified |= unsigned{ops.csum_verified(i + j)} << j;
             }
-            if (other_len || !meas_.classify_run(p, verified, sigs_)) [[unlikely]] {
+            if (other_len || !meas_.classify_run(p, verified, sigs_)) [[unlikely]]
                 account<false, true, false>(ops, n, i, i + stats::kRunFrames);
-                continue;
-            }
-            const uint32_t base = i;
-            auto next = [&](uint32_t k, lr_wire_sig& s, uint32_t& wire) __attribute__((always_inline)) {
-                if (k + kFlowAhead < n) meas_.template prefetch_flow<false>(ops.data(k + kFlowAhead), ops.len(k + kFlowAhead));
-                s.nonce = r_.nonce;
-                s.stream = static_cast<uint16_t>(sigs_.stream[k - base]);
-                s.seq = sigs_.seq[k - base];
-                s.ts = sigs_.ts[k - base];
-                s.seq_bits = 48;
-                s.has_ts = 1;
-                wire = 0;  // read for the flows' totals only, which this path has not
-                return int{LR_OURS};
-            };
-            meas_.account_frames<false>(i, i + stats::kRunFrames, next);
+            else
+                account_classified<true>(ops, n, i);
         }
         return b + account<false, true>(ops, n, i, n);
+    }
+    // Frames [i, i + 8), which classify_run took (their signatures in sigs_), accounted frame by
+    // frame; kFetchFlows: each frame's flow state asked for kFlowAhead frames before.
+    template <bool kFetchFlows, RxQueueOps Ops>
+    [[gnu::always_inline]] void account_classified(Ops& ops, uint32_t n, uint32_t i) {
+        auto next = [&](uint32_t k, lr_wire_sig& s, uint32_t& wire) __attribute__((always_inline)) {
+            if constexpr (kFetchFlows)
+                if (k + kFlowAhead < n) meas_.template prefetch_flow<false>(ops.data(k + kFlowAhead), ops.len(k + kFlowAhead));
+            s.nonce = r_.nonce;
+            s.stream = static_cast<uint16_t>(sigs_.stream[k - i]);
+            s.seq = sigs_.seq[k - i];
+            s.ts = sigs_.ts[k - i];
+            s.seq_bits = 48;
+            s.has_ts = 1;
+            wire = 0;  // read for the flows' totals only, which these paths have not
+            return int{LR_OURS};
+        };
+        meas_.account_frames<false>(i, i + stats::kRunFrames, next);
     }
     // With each flow's totals (the OTG server's): out of line, so the loop without them stays
     // as tight as it was.
