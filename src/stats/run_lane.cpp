@@ -37,6 +37,43 @@ constexpr uint64_t kInverseOfFfff = 0xfffefffefffeffffULL, kMultipleLimit = 0x00
 static_assert(kInverseOfFfff * 0xffffULL == 1);
 static_assert(UINT64_MAX / 0xffff == kMultipleLimit);
 
+// Each of the eight frames' 60 bytes (none beyond) into f[j]; true when any of them differs
+// from the 64 bytes `expected` in a bit the 64 bytes `mask` have set.
+LR_RUN_LANE_TARGET inline bool load_and_differ(const uint8_t* const* p, __m512i* f, const uint8_t* expected,
+                                               const uint8_t* mask) {
+    constexpr __mmask64 kFrameBytes = (__mmask64{1} << packet::KnownHeaders::kMinLen) - 1;
+    const __m512i want = _mm512_load_si512(expected);
+    __m512i differ = _mm512_setzero_si512();
+    for (uint32_t j = 0; j < kRunFrames; ++j) {
+        f[j] = _mm512_maskz_loadu_epi8(kFrameBytes, p[j]);
+        differ = _mm512_ternarylogic_epi64(differ, f[j], want, 0xf6);  // differ | (f ^ want)
+    }
+    return _mm512_test_epi64_mask(differ, _mm512_load_si512(mask)) != 0;
+}
+
+// Lanes whose L4 sum (32-bit halves added, below 2^35) is right: a nonzero multiple of 0xffff.
+LR_RUN_LANE_TARGET inline __mmask8 sums_right(__m512i sum) {
+    return _mm512_test_epi64_mask(sum, sum) &
+           _mm512_cmple_epu64_mask(_mm512_mullo_epi64(sum, _mm512_set1_epi64(static_cast<int64_t>(kInverseOfFfff))),
+                                   _mm512_set1_epi64(static_cast<int64_t>(kMultipleLimit)));
+}
+
+// Each 8-byte lane's bytes reversed (the signature's fields are big-endian).
+LR_RUN_LANE_TARGET inline __m512i reversed(__m512i v) {
+    const __m512i order = _mm512_set_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
+                                           0x0001020304050607, 0x08090a0b0c0d0e0f, 0x0001020304050607,
+                                           0x08090a0b0c0d0e0f, 0x0001020304050607);
+    return _mm512_shuffle_epi8(v, order);
+}
+// From each frame's bytes 40-47 (`w40`) and 48-55 (`w48`): the sequence (bytes 44-49) and the
+// timestamp (bytes 50-55).
+LR_RUN_LANE_TARGET inline __m512i sequences(__m512i w40, __m512i w48) {
+    return _mm512_srli_epi64(reversed(_mm512_or_si512(_mm512_srli_epi64(w40, 32), _mm512_slli_epi64(w48, 32))), 16);
+}
+LR_RUN_LANE_TARGET inline __m512i timestamps(__m512i w48) {
+    return _mm512_and_si512(reversed(w48), _mm512_set1_epi64(kMask48));
+}
+
 }  // namespace
 
 bool run_lane_supported() {
@@ -54,15 +91,8 @@ LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified,
     static_assert(packet::KnownHeaders::kMinLen == 60 && LR_UDP_SEQ == 2 && LR_UDP_TS == 8,
                   "the sequence is bytes 44-49, the timestamp 50-55");
     if (!st.seq.started() || !st.jitter.started()) return false;  // a stream's first frames: one by one
-    constexpr __mmask64 kFrameBytes = (__mmask64{1} << packet::KnownHeaders::kMinLen) - 1;
-    const __m512i tmpl = _mm512_load_si512(entry.bytes);
     __m512i f[kRunFrames];
-    __m512i differ = _mm512_setzero_si512();
-    for (uint32_t j = 0; j < kRunFrames; ++j) {
-        f[j] = _mm512_maskz_loadu_epi8(kFrameBytes, p[j]);
-        differ = _mm512_ternarylogic_epi64(differ, f[j], tmpl, 0xf6);  // differ | (f ^ tmpl)
-    }
-    if (_mm512_test_epi64_mask(differ, _mm512_load_si512(kCompared.data()))) return false;
+    if (load_and_differ(p, f, entry.bytes, kCompared.data())) return false;
     // Each frame's bytes 40-47 and 48-55 (8-byte words 5 and 6), a frame a lane.
     const __m512i pair = _mm512_set_epi64(0, 0, 0, 0, 14, 13, 6, 5);
     const __m512i p01 = _mm512_permutex2var_epi64(f[0], pair, f[1]), p23 = _mm512_permutex2var_epi64(f[2], pair, f[3]);
@@ -78,25 +108,16 @@ LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified,
     const __m512i sum = _mm512_add_epi64(
         _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(entry.sum)), _mm512_and_si512(w40, lo32)),
         _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(w40, 32), _mm512_and_si512(w48, lo32)), _mm512_srli_epi64(w48, 32)));
-    const __mmask8 sums_ok =
-        _mm512_test_epi64_mask(sum, sum) &
-        _mm512_cmple_epu64_mask(_mm512_mullo_epi64(sum, _mm512_set1_epi64(static_cast<int64_t>(kInverseOfFfff))),
-                                _mm512_set1_epi64(static_cast<int64_t>(kMultipleLimit)));
-    if ((sums_ok | verified) != 0xff) return false;
-    // Big-endian fields: each 8-byte lane's bytes reversed.
-    const __m512i reverse = _mm512_set_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
-                                             0x0001020304050607, 0x08090a0b0c0d0e0f, 0x0001020304050607,
-                                             0x08090a0b0c0d0e0f, 0x0001020304050607);
+    if ((sums_right(sum) | verified) != 0xff) return false;
     const __m512i mask48 = _mm512_set1_epi64(kMask48);
-    // The sequences (bytes 44-49): the stream's next eight, in order (modulo 2^48).
-    const __m512i seq =
-        _mm512_srli_epi64(_mm512_shuffle_epi8(_mm512_or_si512(_mm512_srli_epi64(w40, 32), _mm512_slli_epi64(w48, 32)), reverse), 16);
+    // The sequences: the stream's next eight, in order (modulo 2^48).
+    const __m512i seq = sequences(w40, w48);
     const __m512i expected =
         _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(st.seq.next())), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     if (_mm512_test_epi64_mask(_mm512_xor_si512(seq, expected), mask48)) return false;
     // The latencies (the timestamps are bytes 50-55), none beyond the histogram's range (2^41
     // ns), which leaves out those from the future too (a wrap: 2^47 or more).
-    const __m512i ts = _mm512_and_si512(_mm512_shuffle_epi8(w48, reverse), mask48);
+    const __m512i ts = timestamps(w48);
     const __m512i lat = _mm512_and_si512(_mm512_sub_epi64(_mm512_set1_epi64(static_cast<int64_t>(now48)), ts), mask48);
     using H = LatencyHistogram;
     static_assert(H::kMaxExp < 47);
@@ -187,15 +208,8 @@ LR_RUN_LANE_TARGET inline __m512i halves(__m512i c) {
 
 LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified, const RunHeader& header,
                                       uint32_t streams, RunSigs& out) {
-    constexpr __mmask64 kFrameBytes = (__mmask64{1} << packet::KnownHeaders::kMinLen) - 1;
-    const __m512i value = _mm512_load_si512(header.value);
     __m512i f[kRunFrames];
-    __m512i differ = _mm512_setzero_si512();
-    for (uint32_t j = 0; j < kRunFrames; ++j) {
-        f[j] = _mm512_maskz_loadu_epi8(kFrameBytes, p[j]);
-        differ = _mm512_ternarylogic_epi64(differ, f[j], value, 0xf6);  // differ | (f ^ value)
-    }
-    if (_mm512_test_epi64_mask(differ, _mm512_load_si512(header.mask))) return false;
+    if (load_and_differ(p, f, header.value, header.mask)) return false;
     const Columns c = columns_3_to_7(f);
     // The UDP checksum present (bytes 40-41); the stream id (bytes 58-59) one of the run's.
     if (_mm512_test_epi64_mask(c.c5, _mm512_set1_epi64(0xffff)) != 0xff) return false;
@@ -210,18 +224,9 @@ LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified
         _mm512_add_epi64(_mm512_add_epi64(halves(_mm512_andnot_si512(_mm512_set1_epi64(0xffff), c.c3)), halves(c.c4)),
                          _mm512_add_epi64(halves(c.c5), halves(c.c6))),
         _mm512_add_epi64(halves(c.c7), _mm512_set1_epi64(kPseudo)));
-    const __mmask8 sums_ok =
-        _mm512_test_epi64_mask(sum, sum) &
-        _mm512_cmple_epu64_mask(_mm512_mullo_epi64(sum, _mm512_set1_epi64(static_cast<int64_t>(kInverseOfFfff))),
-                                _mm512_set1_epi64(static_cast<int64_t>(kMultipleLimit)));
-    if ((sums_ok | verified) != 0xff) return false;
-    const __m512i reverse = _mm512_set_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
-                                             0x0001020304050607, 0x08090a0b0c0d0e0f, 0x0001020304050607,
-                                             0x08090a0b0c0d0e0f, 0x0001020304050607);
-    const __m512i mask48 = _mm512_set1_epi64(kMask48);
-    _mm512_store_si512(out.seq, _mm512_srli_epi64(
-                                    _mm512_shuffle_epi8(_mm512_or_si512(_mm512_srli_epi64(c.c5, 32), _mm512_slli_epi64(c.c6, 32)), reverse), 16));
-    _mm512_store_si512(out.ts, _mm512_and_si512(_mm512_shuffle_epi8(c.c6, reverse), mask48));
+    if ((sums_right(sum) | verified) != 0xff) return false;
+    _mm512_store_si512(out.seq, sequences(c.c5, c.c6));
+    _mm512_store_si512(out.ts, timestamps(c.c6));
     _mm512_store_si512(out.stream, stream);
     return true;
 }

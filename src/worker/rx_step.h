@@ -151,19 +151,13 @@ private:
     // them; the rest of the burst frame by frame. Returns its bytes on the wire.
     template <RxQueueOps Ops>
     [[gnu::always_inline]] uint64_t account_in_runs(Ops& ops, uint32_t n) {
-        static_assert(!HasBufferHeaders<Ops> || 2 * kPrefetch >= stats::kRunFrames);
         uint64_t b = 0;
         uint32_t i = 0;
         for (; i + stats::kRunFrames <= n; i += stats::kRunFrames) {
             const uint8_t* p[stats::kRunFrames];
             uint32_t other_len = 0;
             unsigned verified = 0;
-            for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
-                b += fetch_ahead_and_size(ops, i + j, n);
-                p[j] = ops.data(i + j);
-                other_len |= ops.len(i + j) ^ packet::KnownHeaders::kMinLen;
-                verified |= unsigned{ops.csum_verified(i + j)} << j;
-            }
+            take_eight<kPrefetch>(ops, i, n, p, verified, other_len, b);
             if (other_len) [[unlikely]] {
                 account<false, false, false>(ops, n, i, i + stats::kRunFrames);
             } else if (!meas_.account_run(p, verified)) [[unlikely]] {
@@ -190,18 +184,27 @@ private:
             const uint8_t* p[stats::kRunFrames];
             uint32_t other_len = 0;
             unsigned verified = 0;
-            for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
-                b += fetch_ahead_and_size<kClassifyPrefetch>(ops, i + j, n);
-                p[j] = ops.data(i + j);
-                other_len |= ops.len(i + j) ^ packet::KnownHeaders::kMinLen;
-                verified |= unsigned{ops.csum_verified(i + j)} << j;
-            }
+            take_eight<kClassifyPrefetch>(ops, i, n, p, verified, other_len, b);
             if (other_len || !meas_.classify_run(p, verified, sigs_)) [[unlikely]]
                 account<false, true, false>(ops, n, i, i + stats::kRunFrames);
             else
                 account_classified<true>(ops, n, i);
         }
         return b + account<false, true>(ops, n, i, n);
+    }
+    // Frames [i, i + 8) for a lane: where they are (p), which the device checked the L4
+    // checksum of (bit j of `verified`: frame i + j), whether any is not 60 bytes long
+    // (`other_len` not 0), each frame's successors fetched kAhead frames ahead; their bytes on
+    // the wire added to `b`.
+    template <uint32_t kAhead, RxQueueOps Ops>
+    [[gnu::always_inline]] void take_eight(Ops& ops, uint32_t i, uint32_t n, const uint8_t** p, unsigned& verified,
+                                           uint32_t& other_len, uint64_t& b) {
+        for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
+            b += fetch_ahead_and_size<kAhead>(ops, i + j, n);
+            p[j] = ops.data(i + j);
+            other_len |= ops.len(i + j) ^ packet::KnownHeaders::kMinLen;
+            verified |= unsigned{ops.csum_verified(i + j)} << j;
+        }
     }
     // Frames [i, i + 8), which classify_run took (their signatures in sigs_), accounted frame by
     // frame; kFetchFlows: each frame's flow state asked for kFlowAhead frames before.

@@ -142,6 +142,14 @@ struct Mishaps {
              other_size = 0, other_stream = 0, future = 0, huge_latency = 0, small_latency = 0;
 };
 
+// Every mishap at the same chance.
+Mishaps every_mishap(uint32_t per_million) {
+    Mishaps m;
+    m.gap = m.dup = m.reorder = m.bad_sum = m.verified_bad_sum = m.no_sum = per_million;
+    m.foreign = m.other_size = m.other_stream = m.future = m.huge_latency = m.small_latency = per_million;
+    return m;
+}
+
 // `frames` frames in bursts of 1 to 32, of `flows` streams (each frame's stream drawn, or all of
 // stream 0), starting at sequence `first_seq`, with latencies that move by up to `spread` ns.
 std::vector<Burst> script(uint64_t seed, uint32_t frames, uint32_t flows, uint64_t first_seq, uint64_t spread,
@@ -220,9 +228,7 @@ TEST(RunLane, SequencesAcrossWordsAnd48BitWrapAreTheSame) {
 }
 
 TEST(RunLane, EveryMishapIsDeclinedToTheFrameByFramePathWithTheSameResults) {
-    Mishaps m;
-    m.gap = m.dup = m.reorder = m.bad_sum = m.verified_bad_sum = m.no_sum = 2'000;
-    m.foreign = m.other_size = m.other_stream = m.future = m.huge_latency = m.small_latency = 2'000;
+    const Mishaps m = every_mishap(2'000);
     for (uint64_t seed = 10; seed < 16; ++seed) {
         SCOPED_TRACE(seed);
         check(script(seed, 30'000, 1, 100, 5'000, m), 4, 10'000);
@@ -230,9 +236,7 @@ TEST(RunLane, EveryMishapIsDeclinedToTheFrameByFramePathWithTheSameResults) {
 }
 
 TEST(RunLane, FrequentMishapsAndSeveralFlowsGiveTheSameResults) {
-    Mishaps m;
-    m.gap = m.dup = m.reorder = m.bad_sum = m.verified_bad_sum = m.no_sum = 30'000;
-    m.foreign = m.other_size = m.other_stream = m.future = m.huge_latency = m.small_latency = 30'000;
+    const Mishaps m = every_mishap(30'000);
     for (uint64_t seed = 20; seed < 24; ++seed) {
         SCOPED_TRACE(seed);
         check(script(seed, 20'000, 1, 0, 1'000'000, m), 4, 0);
@@ -256,9 +260,7 @@ TEST(RunLane, ManyFlowsAreClassifiedEightAtATimeWithTheSameResults) {
     const auto r = receive(clean, 64, true, true);
     EXPECT_EQ(r->counters.rx_unique.load(), 20'000u);
     EXPECT_EQ(r->result.latency.count(), 20'000u);
-    Mishaps m;
-    m.gap = m.dup = m.reorder = m.bad_sum = m.verified_bad_sum = m.no_sum = 3'000;
-    m.foreign = m.other_size = m.other_stream = m.future = m.huge_latency = m.small_latency = 3'000;
+    const Mishaps m = every_mishap(3'000);
     for (uint64_t seed = 41; seed < 45; ++seed) {
         SCOPED_TRACE(seed);
         const auto bursts = script(seed, 20'000, 40, uint64_t{1} << 47, 100'000, m);
