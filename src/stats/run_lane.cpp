@@ -23,12 +23,11 @@ std::atomic<bool> enabled{true};
 #define LR_RUN_LANE_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512cd,avx512vl")))
 
 // The bytes KnownHeaders::match compares, as a mask: 0xff at each of them.
-constexpr auto kComparedMask = [] {
+alignas(64) constexpr std::array<uint8_t, 64> kCompared = [] {
     std::array<uint8_t, 64> m{};
     for (uint32_t i = 0; i < 64; ++i) m[i] = packet::kKnownCompared[i] ? 0xff : 0;
     return m;
 }();
-alignas(64) constexpr std::array<uint8_t, 64> kCompared = kComparedMask;
 
 constexpr uint64_t kMask48 = (uint64_t{1} << 48) - 1;
 // s % 0xffff == 0 (s != 0) as one multiply: s times the inverse of 0xffff modulo 2^64 is at
@@ -51,6 +50,10 @@ LR_RUN_LANE_TARGET inline bool load_and_differ(const uint8_t* const* p, __m512i*
     return _mm512_test_epi64_mask(differ, _mm512_load_si512(mask)) != 0;
 }
 
+// The sum of each lane's two 32-bit halves (2^32 is 1 modulo 0xffff).
+LR_RUN_LANE_TARGET inline __m512i halves(__m512i c) {
+    return _mm512_add_epi64(_mm512_and_si512(c, _mm512_set1_epi64(0xffffffff)), _mm512_srli_epi64(c, 32));
+}
 // Lanes whose L4 sum (32-bit halves added, below 2^35) is right: a nonzero multiple of 0xffff.
 LR_RUN_LANE_TARGET inline __mmask8 sums_right(__m512i sum) {
     return _mm512_test_epi64_mask(sum, sum) &
@@ -97,17 +100,15 @@ LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified,
     const __m512i pair = _mm512_set_epi64(0, 0, 0, 0, 14, 13, 6, 5);
     const __m512i p01 = _mm512_permutex2var_epi64(f[0], pair, f[1]), p23 = _mm512_permutex2var_epi64(f[2], pair, f[3]);
     const __m512i p45 = _mm512_permutex2var_epi64(f[4], pair, f[5]), p67 = _mm512_permutex2var_epi64(f[6], pair, f[7]);
-    const __m512i halves = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
-    const __m512i q0 = _mm512_permutex2var_epi64(p01, halves, p23), q1 = _mm512_permutex2var_epi64(p45, halves, p67);
+    const __m512i first_halves = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
+    const __m512i q0 = _mm512_permutex2var_epi64(p01, first_halves, p23), q1 = _mm512_permutex2var_epi64(p45, first_halves, p67);
     const __m512i w40 = _mm512_permutex2var_epi64(q0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), q1);
     const __m512i w48 = _mm512_permutex2var_epi64(q0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), q1);
     // The UDP checksum present (bytes 40-41), and the L4 sum (the entry's, with bytes 40-55 in
     // 32-bit halves) a multiple of 0xffff and not 0, unless the device checked it.
     if (_mm512_test_epi64_mask(w40, _mm512_set1_epi64(0xffff)) != 0xff) return false;
-    const __m512i lo32 = _mm512_set1_epi64(0xffffffff);
-    const __m512i sum = _mm512_add_epi64(
-        _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(entry.sum)), _mm512_and_si512(w40, lo32)),
-        _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(w40, 32), _mm512_and_si512(w48, lo32)), _mm512_srli_epi64(w48, 32)));
+    const __m512i sum =
+        _mm512_add_epi64(_mm512_set1_epi64(static_cast<int64_t>(entry.sum)), _mm512_add_epi64(halves(w40), halves(w48)));
     if ((sums_right(sum) | verified) != 0xff) return false;
     const __m512i mask48 = _mm512_set1_epi64(kMask48);
     // The sequences: the stream's next eight, in order (modulo 2^48).
@@ -197,11 +198,6 @@ LR_RUN_LANE_TARGET inline Columns columns_3_to_7(const __m512i* r) {
     return {_mm512_shuffle_i64x2(u[3], u[7], 0x88), _mm512_shuffle_i64x2(u[0], u[4], 0xdd),
             _mm512_shuffle_i64x2(u[2], u[6], 0xdd), _mm512_shuffle_i64x2(u[1], u[5], 0xdd),
             _mm512_shuffle_i64x2(u[3], u[7], 0xdd)};
-}
-
-// The sum of a column's two 32-bit halves (2^32 is 1 modulo 0xffff).
-LR_RUN_LANE_TARGET inline __m512i halves(__m512i c) {
-    return _mm512_add_epi64(_mm512_and_si512(c, _mm512_set1_epi64(0xffffffff)), _mm512_srli_epi64(c, 32));
 }
 
 }  // namespace

@@ -257,10 +257,10 @@ public:
         run_frames_ += kRunFrames;
         return true;
     }
-    // Whether runs of eight 60-byte frames, of many flows, are classified eight at a time
-    // (also, with run_lane(), eight of a few flows that account_run declined)
+    // Whether runs of eight 60-byte frames of many flows are classified eight at a time
     // (stats::classify_run8) before they are accounted frame by frame: without the flows'
-    // totals, on a CPU with the lane's instructions.
+    // totals, on a CPU with the lane's instructions. (With run_lane(), eight frames of a few
+    // flows that account_run declined are classified so too.)
     bool classify_lane() const { return classify_lane_; }
     // Eight frames, each 60 bytes long: true when classify_run8 took all eight (their
     // signatures in `out`, to be accounted by account_frames); false: none.
