@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -204,7 +205,7 @@ public:
     void add(uint64_t tx_ns, uint64_t rx_ns) { add_transit(static_cast<int64_t>(rx_ns - tx_ns)); }
     // One frame's transit time (receive clock minus its TX timestamp), in ns.
     void add_transit(int64_t transit) {
-        if (last_ != kNone) {
+        if (last_ != kNoTransit) {
             const int64_t d = transit - last_;
             j_ += ((d < 0 ? -d : d) * kScale - j_) >> 4;  // arithmetic shift (C++20): floor
         }
@@ -214,7 +215,7 @@ public:
     // For a lane that takes the transits' differences itself (stats::account_run8): whether a
     // transit came before, the last one, and `k` transits whose absolute differences from
     // their predecessors, times kScale, are `scaled`, the last of them `last`.
-    bool started() const { return last_ != kNone; }
+    bool started() const { return last_ != kNoTransit; }
     int64_t last() const { return last_; }
     void add_scaled(const int64_t* scaled, unsigned k, int64_t last) {
         int64_t j = j_;
@@ -223,11 +224,15 @@ public:
         last_ = last;
     }
     static constexpr int64_t kScale = 1 << 12;
+    // J * kScale, then the last transit, 8 bytes each (for a lane that updates several at once,
+    // stats::account_flows8).
+    static constexpr bool fields_in_order() { return offsetof(Jitter, j_) == 0 && offsetof(Jitter, last_) == 8; }
+    // The last transit before the first (transit times are far inside +-2^62).
+    static constexpr int64_t kNoTransit = INT64_MIN;
 
 private:
-    static constexpr int64_t kNone = INT64_MIN;  // no transit yet (transit times are far inside +-2^62)
     int64_t j_ = 0;  // J * kScale
-    int64_t last_ = kNone;
+    int64_t last_ = kNoTransit;
 };
 
 }  // namespace lr::stats

@@ -176,18 +176,15 @@ RunHeader run_header(uint32_t nonce) {
 
 namespace {
 
-// Columns 3 to 7 (bytes 24-63) of eight frames of eight 8-byte words each: lane j of column k
-// is frame j's word k.
-struct Columns {
-    __m512i c3, c4, c5, c6, c7;
-};
-LR_RUN_LANE_TARGET inline Columns columns_3_to_7(const __m512i* r) {
+// Eight rows of eight 8-byte words (eight frames, or eight flows' first cache lines) as eight
+// columns: lane j of c[k] is row j's word k. Its own inverse.
+LR_RUN_LANE_TARGET inline void transpose8(const __m512i* r, __m512i* c) {
     __m512i t[8];
     for (int j = 0; j < 8; j += 2) {
-        t[j] = _mm512_unpacklo_epi64(r[j], r[j + 1]);      // words 0, 2, 4, 6 of frames j and j + 1
+        t[j] = _mm512_unpacklo_epi64(r[j], r[j + 1]);      // words 0, 2, 4, 6 of rows j and j + 1
         t[j + 1] = _mm512_unpackhi_epi64(r[j], r[j + 1]);  // words 1, 3, 5, 7
     }
-    // Frames 0-3, then 4-7: words 0 and 4 (u[0]), 2 and 6 (u[1]), 1 and 5 (u[2]), 3 and 7 (u[3]).
+    // Rows 0-3, then 4-7: words 0 and 4 (u[0]), 2 and 6 (u[1]), 1 and 5 (u[2]), 3 and 7 (u[3]).
     __m512i u[8];
     for (int h = 0; h < 2; ++h) {
         u[4 * h + 0] = _mm512_shuffle_i64x2(t[4 * h], t[4 * h + 2], 0x88);
@@ -195,9 +192,11 @@ LR_RUN_LANE_TARGET inline Columns columns_3_to_7(const __m512i* r) {
         u[4 * h + 2] = _mm512_shuffle_i64x2(t[4 * h + 1], t[4 * h + 3], 0x88);
         u[4 * h + 3] = _mm512_shuffle_i64x2(t[4 * h + 1], t[4 * h + 3], 0xdd);
     }
-    return {_mm512_shuffle_i64x2(u[3], u[7], 0x88), _mm512_shuffle_i64x2(u[0], u[4], 0xdd),
-            _mm512_shuffle_i64x2(u[2], u[6], 0xdd), _mm512_shuffle_i64x2(u[1], u[5], 0xdd),
-            _mm512_shuffle_i64x2(u[3], u[7], 0xdd)};
+    for (int k = 0; k < 4; ++k) {  // words k (the lower halves) and k + 4 (the upper)
+        static constexpr int kFrom[4] = {0, 2, 1, 3};
+        c[k] = _mm512_shuffle_i64x2(u[kFrom[k]], u[kFrom[k] + 4], 0x88);
+        c[k + 4] = _mm512_shuffle_i64x2(u[kFrom[k]], u[kFrom[k] + 4], 0xdd);
+    }
 }
 
 }  // namespace
@@ -206,10 +205,11 @@ LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified
                                       uint32_t streams, RunSigs& out) {
     __m512i f[kRunFrames];
     if (load_and_differ(p, f, header.value, header.mask)) return false;
-    const Columns c = columns_3_to_7(f);
+    __m512i c[8];  // the frames' 8-byte words (words 0-2 are not used, and never computed)
+    transpose8(f, c);
     // The UDP checksum present (bytes 40-41); the stream id (bytes 58-59) one of the run's.
-    if (_mm512_test_epi64_mask(c.c5, _mm512_set1_epi64(0xffff)) != 0xff) return false;
-    const __m512i id = _mm512_and_si512(_mm512_srli_epi64(c.c7, 16), _mm512_set1_epi64(0xffff));
+    if (_mm512_test_epi64_mask(c[5], _mm512_set1_epi64(0xffff)) != 0xff) return false;
+    const __m512i id = _mm512_and_si512(_mm512_srli_epi64(c[7], 16), _mm512_set1_epi64(0xffff));
     const __m512i stream = _mm512_or_si512(_mm512_and_si512(_mm512_slli_epi64(id, 8), _mm512_set1_epi64(0xff00)),
                                            _mm512_srli_epi64(id, 8));
     if (_mm512_cmpge_epu64_mask(stream, _mm512_set1_epi64(streams))) return false;
@@ -217,13 +217,113 @@ LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified
     // words in memory order) and the L4 bytes 34-59, a multiple of 0xffff and not 0.
     constexpr int64_t kPseudo = 0x1100 + 0x1a00;
     const __m512i sum = _mm512_add_epi64(
-        _mm512_add_epi64(_mm512_add_epi64(halves(_mm512_andnot_si512(_mm512_set1_epi64(0xffff), c.c3)), halves(c.c4)),
-                         _mm512_add_epi64(halves(c.c5), halves(c.c6))),
-        _mm512_add_epi64(halves(c.c7), _mm512_set1_epi64(kPseudo)));
+        _mm512_add_epi64(_mm512_add_epi64(halves(_mm512_andnot_si512(_mm512_set1_epi64(0xffff), c[3])), halves(c[4])),
+                         _mm512_add_epi64(halves(c[5]), halves(c[6]))),
+        _mm512_add_epi64(halves(c[7]), _mm512_set1_epi64(kPseudo)));
     if ((sums_right(sum) | verified) != 0xff) return false;
-    _mm512_store_si512(out.seq, sequences(c.c5, c.c6));
-    _mm512_store_si512(out.ts, timestamps(c.c6));
+    _mm512_store_si512(out.seq, sequences(c[5], c[6]));
+    _mm512_store_si512(out.ts, timestamps(c[6]));
     _mm512_store_si512(out.stream, stream);
+    return true;
+}
+
+LR_RUN_LANE_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist,
+                                       uint64_t now48, EndedRunsOf8& ended) {
+    // A flow's first cache line, a word a column: the jitter (J scaled, the last transit), the
+    // latency run (its sum, extremes and run), the sequence tracker's hot bytes.
+    enum Column { kJitter, kLastTransit, kLatencySum, kLatencyExtremes, kLatencyRun, kReceived, kHighest, kWord };
+    static_assert(Jitter::fields_in_order() && SeqTracker::hot_bytes_in_order());
+    static_assert(offsetof(StreamRx, jitter) == kJitter * 8 && offsetof(StreamRx, latency) == kLatencySum * 8 &&
+                  offsetof(StreamRx, seq) == kReceived * 8);
+    static_assert(offsetof(LatencyRun, sum) == 0 && offsetof(LatencyRun, min) == 8 && offsetof(LatencyRun, max) == 12 &&
+                  offsetof(LatencyRun, run) == 16);
+    static_assert(sizeof(LatencyRun::min) == 4 && sizeof(LatencyRun::max) == 4);
+    const __m512i id = _mm512_load_si512(sigs.stream);
+    if (_mm512_test_epi64_mask(_mm512_conflict_epi64(id), _mm512_conflict_epi64(id))) return false;  // a flow twice
+    const __m512i mask48 = _mm512_set1_epi64(kMask48);
+    const __m512i lat =
+        _mm512_and_si512(_mm512_sub_epi64(_mm512_set1_epi64(static_cast<int64_t>(now48)), _mm512_load_si512(sigs.ts)), mask48);
+    // Below kWide ns: within both histograms' range and a LatencyRun's 32-bit extremes, and
+    // not from the future (2^47 ns or more).
+    if (_mm512_cmpge_epu64_mask(lat, _mm512_set1_epi64(LatencyRun::kWide))) return false;
+    StreamRx* st[kRunFrames];
+    __m512i row[kRunFrames], c[kRunFrames];
+    for (uint32_t j = 0; j < kRunFrames; ++j) {
+        st[j] = &streams[sigs.stream[j]];
+        row[j] = _mm512_load_si512(st[j]);
+    }
+    transpose8(row, c);
+    // Each flow started, each frame its flow's next sequence (modulo 2^48).
+    const __m512i next = _mm512_add_epi64(c[kHighest], _mm512_set1_epi64(1));
+    const __m512i zero = _mm512_setzero_si512();
+    if (_mm512_cmpeq_epi64_mask(c[kReceived], zero) ||
+        _mm512_cmpeq_epi64_mask(c[kLastTransit], _mm512_set1_epi64(Jitter::kNoTransit)) ||
+        _mm512_test_epi64_mask(_mm512_xor_si512(next, _mm512_load_si512(sigs.seq)), mask48))
+        return false;
+    // Taken. The sequence window: the next bit of the highest's word, or a new word.
+    const __m512i bit = _mm512_and_si512(next, _mm512_set1_epi64(63));
+    const __mmask8 new_word = _mm512_cmpeq_epi64_mask(bit, zero);
+    const __m512i word_before = c[kWord];
+    c[kWord] = _mm512_or_si512(_mm512_maskz_mov_epi64(static_cast<__mmask8>(~new_word), c[kWord]),
+                               _mm512_sllv_epi64(_mm512_set1_epi64(1), bit));
+    alignas(64) uint64_t highest_before[kRunFrames], words_before[kRunFrames];
+    if (new_word) [[unlikely]] {
+        _mm512_store_si512(highest_before, c[kHighest]);
+        _mm512_store_si512(words_before, word_before);
+    }
+    c[kHighest] = next;
+    c[kReceived] = _mm512_add_epi64(c[kReceived], _mm512_set1_epi64(1));
+    // RFC 3550's jitter, as Jitter::add_transit.
+    const __m512i scaled = _mm512_slli_epi64(_mm512_abs_epi64(_mm512_sub_epi64(lat, c[kLastTransit])), 12);
+    static_assert(Jitter::kScale == 1 << 12);
+    c[kJitter] = _mm512_add_epi64(c[kJitter], _mm512_srai_epi64(_mm512_sub_epi64(scaled, c[kJitter]), 4));
+    c[kLastTransit] = lat;
+    // The receiver's buckets (LatencyHistogram::bucket_of: the shift is the top bit's index less
+    // kSubBits; below kWide, no value is beyond the last bucket).
+    using H = LatencyHistogram;
+    static_assert(uint64_t{LatencyRun::kWide} < uint64_t{1} << (H::kMaxExp + 1));
+    auto buckets_of = [&lat](auto sub_bits) LR_RUN_LANE_TARGET {
+        constexpr unsigned kSubBits = decltype(sub_bits)::value;
+        const __m512i zeros = _mm512_lzcnt_epi64(_mm512_or_si512(lat, _mm512_set1_epi64(1 << kSubBits)));
+        const __m512i shift = _mm512_sub_epi64(_mm512_set1_epi64(63 - kSubBits), zeros);
+        return _mm512_add_epi64(_mm512_slli_epi64(shift, kSubBits), _mm512_srlv_epi64(lat, shift));
+    };
+    alignas(64) uint64_t fine[kRunFrames];
+    _mm512_store_si512(fine, buckets_of(std::integral_constant<unsigned, H::kSubBits>{}));
+    if (mix) {
+        // LatencyRun::add: the sum, the extremes (32 bits each), and the run of one bucket of
+        // the stream's histogram, which ends where a latency falls in another.
+        using S = StreamLatency;
+        const __m512i b = buckets_of(std::integral_constant<unsigned, S::kSubBits>{});
+        c[kLatencySum] = _mm512_add_epi64(c[kLatencySum], lat);
+        const __m512i low32 = _mm512_set1_epi64(0xffffffff);
+        const __m512i lo = _mm512_min_epu64(_mm512_and_si512(c[kLatencyExtremes], low32), lat);
+        const __m512i hi = _mm512_max_epu64(_mm512_srli_epi64(c[kLatencyExtremes], 32), lat);
+        c[kLatencyExtremes] = _mm512_or_si512(lo, _mm512_slli_epi64(hi, 32));
+        const __m512i run = c[kLatencyRun];
+        const __m512i run_bucket = _mm512_and_si512(run, _mm512_set1_epi64(LatencyRun::kBucketMask));
+        const __mmask8 same = _mm512_cmpeq_epi64_mask(run_bucket, b);
+        ended.mask = static_cast<__mmask8>(~same);
+        _mm512_store_si512(ended.bucket, run_bucket);
+        _mm512_store_si512(ended.count, _mm512_srli_epi64(run, LatencyRun::kBucketBits));
+        const __m512i one = _mm512_set1_epi64(LatencyRun::kOne);
+        c[kLatencyRun] = _mm512_mask_blend_epi64(same, _mm512_or_si512(b, one), _mm512_add_epi64(run, one));
+    } else {
+        ended.mask = 0;
+    }
+    transpose8(c, row);
+    for (uint32_t j = 0; j < kRunFrames; ++j) _mm512_store_si512(st[j], row[j]);
+    for (unsigned m = new_word; m; m &= m - 1) {
+        const unsigned j = static_cast<unsigned>(__builtin_ctz(m));
+        st[j]->seq.keep_word(highest_before[j], words_before[j]);
+    }
+    for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(fine[j]), 1);
+    LatencyHistogram::Totals t;
+    t.count = kRunFrames;
+    t.sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(lat));
+    t.min = _mm512_reduce_min_epu64(lat);
+    t.max = _mm512_reduce_max_epu64(lat);
+    hist.add(t);
     return true;
 }
 

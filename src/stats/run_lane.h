@@ -58,4 +58,24 @@ struct RunSigs {
 bool classify_run8(const uint8_t* const* p, unsigned verified, const RunHeader& header, uint32_t streams,
                    RunSigs& out);
 
+// The latency runs account_flows8 ended (a mix's, RxMeasure's EndedRuns to hand them on):
+// frame j's flow's when bit j of `mask` is set, its bucket in a StreamLatency and its count.
+struct EndedRunsOf8 {
+    unsigned mask = 0;
+    alignas(64) uint64_t bucket[kRunFrames];
+    alignas(64) uint64_t count[kRunFrames];
+};
+
+// Eight frames classify_run8 took (`sigs`), each of another of the flows `streams`, accounted
+// together as RxMeasure::account_frames accounts them one by one, when each is its flow's next
+// sequence, each flow has had a frame with a latency before, and each latency is below
+// LatencyRun::kWide ns (none from the future): the flows' first cache lines (their sequence
+// tracker's count, highest sequence and word, their jitter and their latency run) are read as
+// eight rows, turned into columns, updated a column at a time and turned back. `mix`: the flows'
+// latency runs are kept (a mix's), and those that ended are in `ended`; the histogram `hist`
+// gets the buckets and totals. `now48`: the burst's clock, modulo 2^48. False: none was taken,
+// and nothing changed.
+bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist, uint64_t now48,
+                    EndedRunsOf8& ended);
+
 }  // namespace lr::stats

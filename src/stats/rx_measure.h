@@ -278,8 +278,30 @@ public:
         }
         return true;
     }
-    // Frames the eight-frame lane took so far (for tests and benchmarks).
+    // Eight frames classify_run took (`sigs`), each of another flow, accounted together where
+    // stats::account_flows8 takes them (each its flow's next, with a latency it can keep): true;
+    // false: none was, for account_frames.
+    bool account_flows(const RunSigs& sigs) {
+        EndedRunsOf8 ended;
+        if (!account_flows8(sigs, streams_, stream_lat_ != nullptr, *lat_, now48_, ended)) return false;
+        t_.ours += kRunFrames;
+        flows_frames_ += kRunFrames;
+        for (unsigned m = ended.mask; m; m &= m - 1) {
+            const unsigned j = static_cast<unsigned>(__builtin_ctz(m));
+            ended_.end(by_stream_.counter(static_cast<unsigned>(ended.bucket[j]), stream_of_[sigs.stream[j]]),
+                       ended.count[j]);
+        }
+        return true;
+    }
+    // Asks for the state of the flows of eight frames classify_run took, to be there when
+    // they are accounted (after the next eight are classified).
+    [[gnu::always_inline]] void prefetch_flows(const RunSigs& sigs) const {
+        for (uint32_t k = 0; k < kRunFrames; ++k) __builtin_prefetch(&streams_[sigs.stream[k]], 1);
+    }
+    // Frames the eight-frame lane took so far, and of those, the frames account_flows took
+    // (for tests and benchmarks).
     uint64_t run_frames() const { return run_frames_; }
+    uint64_t flows_frames() const { return flows_frames_; }
     // A frame's class by the run's rules (the fast lane, then the general ones), its signature
     // in `s`, without accounting for it.
     int classify(const uint8_t* p, uint32_t len, bool csum_verified, lr_wire_sig& s) const {
@@ -492,7 +514,7 @@ private:
     uint32_t seen_ = 0, flows_seen_ = 0;
     bool finished_ = false;
     bool run_lane_ = false, classify_lane_ = false;
-    uint64_t run_frames_ = 0;
+    uint64_t run_frames_ = 0, flows_frames_ = 0;
     RunHeader run_header_;  // classify_run8's, for this run's nonce
     uint64_t now_ = 0, now48_ = 0;
     Tally t_;

@@ -26,8 +26,14 @@ public:
         // Anything arrived (the first arrival is always received).
         bool any() const { return received != 0; }
     };
-    // The bytes an arrival in order touches, at the start of the tracker.
+    // The bytes an arrival in order touches, at the start of the tracker: the received count,
+    // the highest sequence and the window's word holding it, 8 bytes each, in that order (for a
+    // lane that advances several trackers at once, stats::account_flows8).
     static constexpr size_t kHotBytes = 3 * sizeof(uint64_t);
+    static constexpr bool hot_bytes_in_order() {
+        return offsetof(SeqTracker, received_) == 0 && offsetof(SeqTracker, highest_) == 8 &&
+               offsetof(SeqTracker, word_) == 16;
+    }
 
     // Extends a `bits`-wide wire sequence to 64 bits around the highest seen so far.
     uint64_t extend(uint64_t wire, unsigned bits) const {
@@ -74,6 +80,10 @@ public:
         }
         for (unsigned i = 0; i < k; ++i) next_in_order();
     }
+    // For such a lane, which has moved the highest sequence from `highest` (the last of its
+    // word) to the next word's first, and started that word: the word it left, `word`, into
+    // the ring.
+    void keep_word(uint64_t highest, uint64_t word) { bits_[(highest / 64) % kWords] = word; }
     Counts counts() const { return {received_, rare_.reordered, rare_.duplicates, rare_.late, highest_}; }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.

@@ -106,6 +106,7 @@ public:
     uint64_t unique() const { return meas_.unique(); }
     // Frames the eight-frame lane took (RxMeasure::run_frames).
     uint64_t run_frames() const { return meas_.run_frames(); }
+    uint64_t flows_frames() const { return meas_.flows_frames(); }
     // The clock of the last burst that brought frames (0: none yet).
     uint64_t last_ns() const { return last_; }
     // After the last step: when the first and last frames came.
@@ -125,7 +126,8 @@ private:
     [[gnu::always_inline]] uint64_t account(Ops& ops, uint32_t n, uint32_t from = 0, uint32_t to = UINT32_MAX) {
         to = std::min(to, n);
         if constexpr (kFetchFlows)
-            for (uint32_t i = 0; i < n && i < kFlowAhead; ++i) meas_.template prefetch_flow<kTotals>(ops.data(i), ops.len(i));
+            for (uint32_t k = from; k < to && k < from + kFlowAhead; ++k)
+                meas_.template prefetch_flow<kTotals>(ops.data(k), ops.len(k));
         uint64_t b = 0;
         // Forced inline: GCC had stopped inlining it, a call per frame. (On a lambda the
         // attribute takes GCC's own spelling, after the parameters.)
@@ -163,8 +165,8 @@ private:
             } else if (!meas_.account_run(p, verified)) [[unlikely]] {
                 // Not eight of one flow in order (flows interleaved, say): classified together
                 // where they can be, then accounted one by one.
-                if (meas_.template classify_run<true>(p, verified, sigs_))
-                    account_classified<false>(ops, n, i);
+                if (meas_.template classify_run<true>(p, verified, sigs_[0]))
+                    account_classified(sigs_[0], i);
                 else
                     account<false, false, false>(ops, n, i, i + stats::kRunFrames);
             }
@@ -172,24 +174,35 @@ private:
         return b + account<false, false>(ops, n, i, n);
     }
     // A burst of many flows, eight frames at a time: each eight that are all 60 bytes long are
-    // classified together (stats::RxMeasure::classify_run), then accounted frame by frame, each
-    // frame's flow state fetched a few frames ahead; eight it declines, and the rest of the
-    // burst, frame by frame. Returns its bytes on the wire.
+    // classified together (stats::RxMeasure::classify_run), their flows' state asked for at
+    // once, and accounted frame by frame after the next eight are classified, by when that state
+    // has come; eight it declines, and the rest of the burst, frame by frame, each frame's flow
+    // state fetched a few frames ahead. Returns its bytes on the wire.
     template <RxQueueOps Ops>
     [[gnu::always_inline]] uint64_t classify_in_runs(Ops& ops, uint32_t n) {
-        for (uint32_t i = 0; i < n && i < kFlowAhead; ++i) meas_.template prefetch_flow<false>(ops.data(i), ops.len(i));
         uint64_t b = 0;
         uint32_t i = 0;
+        // The eight classified last, not yet accounted (sigs_[pending]), from frame `held`.
+        int pending = -1;
+        uint32_t held = 0;
         for (; i + stats::kRunFrames <= n; i += stats::kRunFrames) {
             const uint8_t* p[stats::kRunFrames];
             uint32_t other_len = 0;
             unsigned verified = 0;
             take_eight<kClassifyPrefetch>(ops, i, n, p, verified, other_len, b);
-            if (other_len || !meas_.classify_run(p, verified, sigs_)) [[unlikely]]
+            const int slot = pending == 0 ? 1 : 0;
+            const bool took = !other_len && meas_.classify_run(p, verified, sigs_[slot]);
+            if (took) meas_.prefetch_flows(sigs_[slot]);
+            if (pending >= 0 && !meas_.account_flows(sigs_[pending])) account_classified(sigs_[pending], held);
+            pending = -1;
+            if (took) [[likely]] {
+                pending = slot;
+                held = i;
+            } else {
                 account<false, true, false>(ops, n, i, i + stats::kRunFrames);
-            else
-                account_classified<true>(ops, n, i);
+            }
         }
+        if (pending >= 0 && !meas_.account_flows(sigs_[pending])) account_classified(sigs_[pending], held);
         return b + account<false, true>(ops, n, i, n);
     }
     // Frames [i, i + 8) for a lane: where they are (p), which the device checked the L4
@@ -206,17 +219,14 @@ private:
             verified |= unsigned{ops.csum_verified(i + j)} << j;
         }
     }
-    // Frames [i, i + 8), which classify_run took (their signatures in sigs_), accounted frame by
-    // frame; kFetchFlows: each frame's flow state asked for kFlowAhead frames before.
-    template <bool kFetchFlows, RxQueueOps Ops>
-    [[gnu::always_inline]] void account_classified(Ops& ops, uint32_t n, uint32_t i) {
+    // Frames [i, i + 8), which classify_run took (their signatures in `sigs`), accounted frame
+    // by frame.
+    [[gnu::always_inline]] void account_classified(const stats::RunSigs& sigs, uint32_t i) {
         auto next = [&](uint32_t k, lr_wire_sig& s, uint32_t& wire) __attribute__((always_inline)) {
-            if constexpr (kFetchFlows)
-                if (k + kFlowAhead < n) meas_.template prefetch_flow<false>(ops.data(k + kFlowAhead), ops.len(k + kFlowAhead));
             s.nonce = r_.nonce;
-            s.stream = static_cast<uint16_t>(sigs_.stream[k - i]);
-            s.seq = sigs_.seq[k - i];
-            s.ts = sigs_.ts[k - i];
+            s.stream = static_cast<uint16_t>(sigs.stream[k - i]);
+            s.seq = sigs.seq[k - i];
+            s.ts = sigs.ts[k - i];
             s.seq_bits = 48;
             s.has_ts = 1;
             wire = 0;  // read for the flows' totals only, which these paths have not
@@ -269,7 +279,7 @@ private:
     bool fetch_flows_;  // fetch each frame's flow state ahead (RxMeasure::fetch_flows)
     bool run_lane_ = meas_.run_lane();  // eight frames at a time where it can (RxMeasure::run_lane)
     bool classify_lane_ = meas_.classify_lane();  // many flows: classified eight at a time (RxMeasure::classify_lane)
-    stats::RunSigs sigs_;  // the signatures of the eight frames classify_lane_ took
+    stats::RunSigs sigs_[2];  // the signatures of the last two eights classify_run took
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
 };
 

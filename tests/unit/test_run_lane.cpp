@@ -1,5 +1,6 @@
 // The receive path's eight-frame lanes (stats::account_run8 for a few flows, stats::classify_run8
-// for many, with or without each stream's own latency histogram): the same
+// for many, then stats::account_flows8 for eight of eight flows, with or without each stream's
+// own latency histogram): the same
 // bursts, with the same clock, through a receive queue with the lane and one without it give
 // the same counts, sequence outcomes, jitter and latency histogram, down to every bucket; and
 // with the lane, a clean run's frames do go through it (where the CPU has its instructions).
@@ -60,16 +61,19 @@ struct ScriptedOps {
 struct Outcome {
     stats::RxResult result;
     stats::QueueCounters counters;
-    uint64_t run_frames = 0;
+    uint64_t run_frames = 0, flows_frames = 0;
 };
 
-// mix: each stream is a stream of a mix, with its own latency histogram.
-std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t streams, bool lane, bool mix = false) {
+// mix: each stream is a stream of a mix, with its own latency histogram; mix_streams (not 0):
+// the flows are the streams of a mix of that many, flow f of stream f % mix_streams.
+std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t streams, bool lane, bool mix = false,
+                                 uint32_t mix_streams = 0) {
     stats::set_run_lane_enabled(lane);
     auto out = std::make_unique<Outcome>();
     if (mix) {
-        out->result.stream_latency.resize(streams);
-        for (uint32_t i = 0; i < streams; ++i) out->result.stream_of.push_back(static_cast<uint16_t>(i));
+        if (!mix_streams) mix_streams = streams;
+        out->result.stream_latency.resize(mix_streams);
+        for (uint32_t i = 0; i < streams; ++i) out->result.stream_of.push_back(static_cast<uint16_t>(i % mix_streams));
     }
     worker::WorkerConfig w;
     w.rx.sign = true;
@@ -83,6 +87,7 @@ std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t stre
         while (ops.next < bursts.size()) q.step(ops);
         q.finish();
         out->run_frames = q.run_frames();
+        out->flows_frames = q.flows_frames();
     }
     stats::set_run_lane_enabled(true);
     return out;
@@ -151,9 +156,10 @@ Mishaps every_mishap(uint32_t per_million) {
 }
 
 // `frames` frames in bursts of 1 to 32, of `flows` streams (each frame's stream drawn, or all of
-// stream 0), starting at sequence `first_seq`, with latencies that move by up to `spread` ns.
+// stream 0; round_robin: the streams in turn), starting at sequence `first_seq`, with latencies
+// that move by up to `spread` ns.
 std::vector<Burst> script(uint64_t seed, uint32_t frames, uint32_t flows, uint64_t first_seq, uint64_t spread,
-                          const Mishaps& m) {
+                          const Mishaps& m, bool round_robin = false) {
     std::mt19937_64 rng(seed);
     auto chance = [&](uint32_t per_million) { return per_million && rng() % 1'000'000 < per_million; };
     const auto spec64 = wire_fixtures::spec(false, packet::L4::udp, 64);
@@ -168,7 +174,7 @@ std::vector<Burst> script(uint64_t seed, uint32_t frames, uint32_t flows, uint64
         b.rx_ns = clock;
         const uint32_t n = std::min<uint32_t>(frames - made, 1 + static_cast<uint32_t>(rng() % 32));
         for (uint32_t i = 0; i < n; ++i) {
-            uint16_t stream = flows > 1 ? static_cast<uint16_t>(rng() % flows) : 0;
+            uint16_t stream = flows > 1 ? static_cast<uint16_t>(round_robin ? (made + i) % flows : rng() % flows) : 0;
             if (chance(m.other_stream)) stream = static_cast<uint16_t>(flows);  // another flow
             const bool big = chance(m.other_size);
             const auto& sp = big ? spec65 : spec64;
@@ -201,15 +207,19 @@ std::vector<Burst> script(uint64_t seed, uint32_t frames, uint32_t flows, uint64
     return bursts;
 }
 
-void check(const std::vector<Burst>& bursts, uint32_t streams, uint64_t lane_at_least, bool mix = false) {
-    const auto with = receive(bursts, streams, true, mix);
-    const auto without = receive(bursts, streams, false, mix);
+// flows_at_least: of the frames the lane took, those account_flows8 took too.
+void check(const std::vector<Burst>& bursts, uint32_t streams, uint64_t lane_at_least, bool mix = false,
+           uint64_t flows_at_least = 0, uint32_t mix_streams = 0) {
+    const auto with = receive(bursts, streams, true, mix, mix_streams);
+    const auto without = receive(bursts, streams, false, mix, mix_streams);
     EXPECT_EQ(without->run_frames, 0u);
     expect_same(*with, *without);
-    if (stats::run_lane_supported())
+    if (stats::run_lane_supported()) {
         EXPECT_GE(with->run_frames, lane_at_least) << "the lane took too few of the frames";
-    else
+        EXPECT_GE(with->flows_frames, flows_at_least) << "too few were accounted eight flows at a time";
+    } else {
         EXPECT_EQ(with->run_frames, 0u);
+    }
 }
 
 }  // namespace
@@ -278,4 +288,31 @@ TEST(RunLane, AFewFlowsInterleavedAreClassifiedEightAtATimeWithTheSameResults) {
     const auto r = receive(bursts, 4, true);
     EXPECT_EQ(r->counters.rx_unique.load(), 20'000u);
     EXPECT_EQ(r->counters.rx_reordered.load(), 0u);
+}
+
+TEST(RunLane, EightFramesOfEightFlowsAreAccountedTogetherWithTheSameResults) {
+    // 64 flows in turn: each eight of a burst are eight flows, each frame its flow's next, across
+    // the sequence window's words (a flow's 64th frame starts a new one) and the 48-bit wrap.
+    const auto clean = script(60, 40'000, 64, (uint64_t{1} << 48) - 300, 5'000, {}, true);
+    check(clean, 64, 30'000, false, 30'000);
+    check(clean, 64, 30'000, true, 30'000);      // a mix: each flow its own stream
+    check(clean, 64, 30'000, true, 30'000, 5);   // a mix of 5 streams: runs of several flows in one
+    const auto r = receive(clean, 64, true, true);
+    EXPECT_EQ(r->counters.rx_unique.load(), 40'000u);
+    EXPECT_EQ(r->counters.rx_reordered.load(), 0u);
+    EXPECT_EQ(r->counters.rx_dup.load(), 0u);
+    EXPECT_EQ(r->result.latency.count(), 40'000u);
+    // Every mishap: the eight that have one go frame by frame, the others still together.
+    const Mishaps m = every_mishap(1'000);
+    for (uint64_t seed = 61; seed < 65; ++seed) {
+        SCOPED_TRACE(seed);
+        const auto bursts = script(seed, 40'000, 64, 0, 100'000, m, true);
+        check(bursts, 64, 10'000, false, 5'000);
+        check(bursts, 64, 10'000, true, 5'000);
+        check(bursts, 64, 10'000, true, 5'000, 3);
+    }
+    // Latencies beyond a run's 32-bit extremes (LatencyRun::kWide ns and more) are declined.
+    Mishaps wide;
+    wide.huge_latency = 50'000;
+    check(script(66, 20'000, 64, 0, 1'000, wide, true), 64, 1'000, true, 1'000);
 }
