@@ -21,6 +21,10 @@ over every round and over the rounds where both figures were the receiver's.
 --streams N adds two signed modes: N flows of one stream (`--flows N`: N sequence-tracked
 signature ids) and N streams of their own (a profile of N [[stream]] tables, one flow each:
 N sequence trackers and N latency histograms per RX queue), each against one signed stream.
+Their sender is slower than one stream's (N streams go through the stream scheduler and
+compose each frame), so each round also runs it alone, on the same CPU, into net_null: a
+receiver's figure at 90 % of that or more is marked sender-bound too, whatever the
+back-pressure.
 """
 import argparse
 import json
@@ -45,20 +49,36 @@ def streams_profile(d, n):
     return path
 
 
-def run(binary, seconds, mode):
+def report(binary, seconds, mode, ports, eal):
     with tempfile.TemporaryDirectory() as d:
         rep = os.path.join(d, "r.json")
         command = ["run"]
         extra = MODES.get(mode, [])
         if mode.startswith("streams"):  # a profile of streams: `check PROFILE` runs it
             command = ["check", streams_profile(d, int(mode.split()[1]))]
-        cmd = [binary, *command, "-q", "--ring-pair", "ring0,ring1", "--tx", "ring0", "--rx", "ring1",
-               "--duration", f"{seconds}s", "--json", rep] + extra + ["--"] + EAL
+        cmd = [binary, *command, "-q", *ports, "--duration", f"{seconds}s", "--json", rep] + extra + ["--"] + eal
         subprocess.run(cmd, check=True, capture_output=True, timeout=seconds + 60)
         with open(rep) as f:
-            r = json.load(f)
-    t = r["totals"]
+            return json.load(f)["totals"]
+
+
+def run(binary, seconds, mode):
+    t = report(binary, seconds, mode, ["--ring-pair", "ring0,ring1", "--tx", "ring0", "--rx", "ring1"], EAL)
     return t["rx"]["pps"] / 1e6, t["tx_backpressure"] >= SENDER_BOUND_BELOW * t["tx"]["packets"]
+
+
+# The sender alone, on the same CPU, into net_null (which takes every frame): the most the
+# pair's receiver can be offered in that mode.
+SENDER_ALONE_EAL = ["--vdev=net_null0", "--no-pci", "--lcores=0@0,1@1", "--in-memory", "--no-telemetry"]
+
+
+def sender_alone(binary, seconds, mode):
+    return report(binary, seconds, mode, ["--tx", "net_null0"], SENDER_ALONE_EAL)["tx"]["pps"] / 1e6
+
+
+# A receiver's figure at this share of what its sender sends alone or more was bound by the
+# sender, whatever the back-pressure.
+SENDER_BOUND_AT = 0.9
 
 
 # A run whose sender met back-pressure on fewer bursts than this share of its frames was
@@ -81,19 +101,28 @@ def main():
     bins = [("this", a.linerate)] + ([("compare", a.compare)] if a.compare else [])
     res = {(n, m): [] for n, _ in bins for m in modes}
     rx_bound = {k: [] for k in res}  # per round: the receiver's figure (not sender-bound)
+    alone = {k: [] for k in res if k[1] in modes[2:]}  # the many-flow modes' sender, alone
     for i in range(a.rounds):
         line = []
         for name, b in bins:
             for mode in modes:
                 pps, rx_limited = run(b, a.seconds, mode)
+                note = ""
+                if (name, mode) in alone:
+                    ceiling = sender_alone(b, a.seconds, mode)
+                    alone[(name, mode)].append(ceiling)
+                    rx_limited = rx_limited and pps < SENDER_BOUND_AT * ceiling
+                    note = f" (sender alone {ceiling:.2f})"
                 res[(name, mode)].append(pps)
                 rx_bound[(name, mode)].append(rx_limited)
-                line.append(f"{name} {mode} {pps:.2f}{'' if rx_limited else '*'}")
+                line.append(f"{name} {mode} {pps:.2f}{'' if rx_limited else '*'}{note}")
         print(f"round {i + 1}: " + ", ".join(line) + " Mpps", flush=True)
     med = {k: statistics.median(v) for k, v in res.items()}
     for (name, mode), v in med.items():
         n = rx_bound[(name, mode)].count(False)
         note = f" ({n} of {a.rounds} rounds sender-bound: lower bounds)" if n else ""
+        if (name, mode) in alone:
+            note += f"; its sender alone: {statistics.median(alone[(name, mode)]):.2f} Mpps"
         print(f"median {name} {mode:<14}: {v:.2f} Mpps RX{note}")
     # A ratio of the medians, and the median of each round's own ratio: runs a few seconds
     # apart share more of the host's state than runs minutes apart. Then the same over the
