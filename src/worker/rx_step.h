@@ -104,7 +104,8 @@ public:
     }
     // Distinct test frames received so far.
     uint64_t unique() const { return meas_.unique(); }
-    // Frames the eight-frame lane took (RxMeasure::run_frames).
+    // Frames the eight-frame lane took (RxMeasure::run_frames), and of those, the frames
+    // accounted eight flows at a time (RxMeasure::flows_frames).
     uint64_t run_frames() const { return meas_.run_frames(); }
     uint64_t flows_frames() const { return meas_.flows_frames(); }
     // The clock of the last burst that brought frames (0: none yet).
@@ -164,9 +165,10 @@ private:
                 account<false, false, false>(ops, n, i, i + stats::kRunFrames);
             } else if (!meas_.account_run(p, verified)) [[unlikely]] {
                 // Not eight of one flow in order (flows interleaved, say): classified together
-                // where they can be, then accounted one by one.
+                // where they can be, then accounted together if they are of eight flows, else
+                // one by one.
                 if (meas_.template classify_run<true>(p, verified, sigs_[0]))
-                    account_classified(sigs_[0], i);
+                    account_eight(sigs_[0], i);
                 else
                     account<false, false, false>(ops, n, i, i + stats::kRunFrames);
             }
@@ -193,7 +195,7 @@ private:
             const int slot = pending == 0 ? 1 : 0;
             const bool took = !other_len && meas_.classify_run(p, verified, sigs_[slot]);
             if (took) meas_.prefetch_flows(sigs_[slot]);
-            if (pending >= 0 && !meas_.account_flows(sigs_[pending])) account_classified(sigs_[pending], held);
+            if (pending >= 0) account_eight(sigs_[pending], held);
             pending = -1;
             if (took) [[likely]] {
                 pending = slot;
@@ -202,7 +204,7 @@ private:
                 account<false, true, false>(ops, n, i, i + stats::kRunFrames);
             }
         }
-        if (pending >= 0 && !meas_.account_flows(sigs_[pending])) account_classified(sigs_[pending], held);
+        if (pending >= 0) account_eight(sigs_[pending], held);
         return b + account<false, true>(ops, n, i, n);
     }
     // Frames [i, i + 8) for a lane: where they are (p), which the device checked the L4
@@ -218,6 +220,11 @@ private:
             other_len |= ops.len(i + j) ^ packet::KnownHeaders::kMinLen;
             verified |= unsigned{ops.csum_verified(i + j)} << j;
         }
+    }
+    // Frames [i, i + 8), which classify_run took: together where they are of eight flows that
+    // account_flows takes, else frame by frame.
+    [[gnu::always_inline]] void account_eight(const stats::RunSigs& sigs, uint32_t i) {
+        if (!meas_.account_flows(sigs)) account_classified(sigs, i);
     }
     // Frames [i, i + 8), which classify_run took (their signatures in `sigs`), accounted frame
     // by frame.

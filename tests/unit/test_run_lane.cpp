@@ -288,6 +288,10 @@ TEST(RunLane, AFewFlowsInterleavedAreClassifiedEightAtATimeWithTheSameResults) {
     const auto r = receive(bursts, 4, true);
     EXPECT_EQ(r->counters.rx_unique.load(), 20'000u);
     EXPECT_EQ(r->counters.rx_reordered.load(), 0u);
+    // Eight flows in turn (as --flows 8 sends them): each eight of eight flows, accounted
+    // together.
+    check(script(51, 20'000, 8, 0, 3'000, {}, true), 8, 15'000, false, 15'000);
+    check(script(52, 20'000, 8, 100, 100'000, every_mishap(2'000), true), 8, 5'000, false, 3'000);
 }
 
 TEST(RunLane, EightFramesOfEightFlowsAreAccountedTogetherWithTheSameResults) {
