@@ -77,6 +77,17 @@ LR_RUN_LANE_TARGET inline __m512i timestamps(__m512i w48) {
     return _mm512_and_si512(reversed(w48), _mm512_set1_epi64(kMask48));
 }
 
+// Eight latencies `lat` into the receiver's histogram: their buckets, then their totals once.
+LR_RUN_LANE_TARGET inline void add_eight(LatencyHistogram& hist, const uint64_t* buckets, __m512i lat) {
+    for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
+    LatencyHistogram::Totals t;
+    t.count = kRunFrames;
+    t.sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(lat));
+    t.min = _mm512_reduce_min_epu64(lat);
+    t.max = _mm512_reduce_max_epu64(lat);
+    hist.add(t);
+}
+
 }  // namespace
 
 bool run_lane_supported() {
@@ -137,13 +148,7 @@ LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified,
     alignas(64) int64_t diffs[kRunFrames];
     _mm512_store_si512(buckets, bucket);
     _mm512_store_si512(diffs, scaled);
-    for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
-    LatencyHistogram::Totals t;
-    t.count = kRunFrames;
-    t.sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(lat));
-    t.min = _mm512_reduce_min_epu64(lat);
-    t.max = _mm512_reduce_max_epu64(lat);
-    hist.add(t);
+    add_eight(hist, buckets, lat);
     st.jitter.add_scaled(diffs, kRunFrames, _mm_extract_epi64(_mm512_extracti64x2_epi64(lat, 3), 1));
     st.seq.next_in_order(kRunFrames);
     return true;
@@ -317,13 +322,7 @@ LR_RUN_LANE_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, b
         const unsigned j = static_cast<unsigned>(__builtin_ctz(m));
         st[j]->seq.keep_word(highest_before[j], words_before[j]);
     }
-    for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(fine[j]), 1);
-    LatencyHistogram::Totals t;
-    t.count = kRunFrames;
-    t.sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(lat));
-    t.min = _mm512_reduce_min_epu64(lat);
-    t.max = _mm512_reduce_max_epu64(lat);
-    hist.add(t);
+    add_eight(hist, fine, lat);
     return true;
 }
 
