@@ -77,6 +77,15 @@ LR_RUN_LANE_TARGET inline __m512i timestamps(__m512i w48) {
     return _mm512_and_si512(reversed(w48), _mm512_set1_epi64(kMask48));
 }
 
+// Histogram<kSubBits>::bucket_of for each lane's value below 2^(kMaxExp + 1) (no lane in the
+// last bucket's overflow): the shift is the top bit's index less kSubBits.
+template <unsigned kSubBits>
+LR_RUN_LANE_TARGET inline __m512i buckets_of(__m512i v) {
+    const __m512i zeros = _mm512_lzcnt_epi64(_mm512_or_si512(v, _mm512_set1_epi64(1 << kSubBits)));
+    const __m512i shift = _mm512_sub_epi64(_mm512_set1_epi64(63 - kSubBits), zeros);
+    return _mm512_add_epi64(_mm512_slli_epi64(shift, kSubBits), _mm512_srlv_epi64(v, shift));
+}
+
 // Eight latencies `lat` into the receiver's histogram: their buckets, then their totals once.
 LR_RUN_LANE_TARGET inline void add_eight(LatencyHistogram& hist, const uint64_t* buckets, __m512i lat) {
     for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
@@ -133,11 +142,8 @@ LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified,
     const __m512i lat = _mm512_and_si512(_mm512_sub_epi64(_mm512_set1_epi64(static_cast<int64_t>(now48)), ts), mask48);
     using H = LatencyHistogram;
     static_assert(H::kMaxExp < 47);
-    const __m512i zeros = _mm512_lzcnt_epi64(_mm512_or_si512(lat, _mm512_set1_epi64(H::kSub)));
-    if (_mm512_cmplt_epu64_mask(zeros, _mm512_set1_epi64(63 - H::kMaxExp))) return false;
-    // H::bucket_of: the shift is the top bit's index less kSubBits.
-    const __m512i shift = _mm512_sub_epi64(_mm512_set1_epi64(63 - H::kSubBits), zeros);
-    const __m512i bucket = _mm512_add_epi64(_mm512_slli_epi64(shift, H::kSubBits), _mm512_srlv_epi64(lat, shift));
+    if (_mm512_cmpge_epu64_mask(lat, _mm512_set1_epi64(int64_t{1} << (H::kMaxExp + 1)))) return false;
+    const __m512i bucket = buckets_of<H::kSubBits>(lat);
     // RFC 3550's differences of successive transits, the stream's last one first.
     const int64_t last_before = st.jitter.last();
     const __m512i before = _mm512_alignr_epi64(lat, _mm512_set1_epi64(last_before), 7);
@@ -268,14 +274,11 @@ LR_RUN_LANE_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, b
     // Taken. The sequence window: the next bit of the highest's word, or a new word.
     const __m512i bit = _mm512_and_si512(next, _mm512_set1_epi64(63));
     const __mmask8 new_word = _mm512_cmpeq_epi64_mask(bit, zero);
-    const __m512i word_before = c[kWord];
+    alignas(64) uint64_t words_before[kRunFrames];
+    if (new_word) [[unlikely]]
+        _mm512_store_si512(words_before, c[kWord]);
     c[kWord] = _mm512_or_si512(_mm512_maskz_mov_epi64(static_cast<__mmask8>(~new_word), c[kWord]),
                                _mm512_sllv_epi64(_mm512_set1_epi64(1), bit));
-    alignas(64) uint64_t highest_before[kRunFrames], words_before[kRunFrames];
-    if (new_word) [[unlikely]] {
-        _mm512_store_si512(highest_before, c[kHighest]);
-        _mm512_store_si512(words_before, word_before);
-    }
     c[kHighest] = next;
     c[kReceived] = _mm512_add_epi64(c[kReceived], _mm512_set1_epi64(1));
     // RFC 3550's jitter, as Jitter::add_transit.
@@ -283,23 +286,15 @@ LR_RUN_LANE_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, b
     static_assert(Jitter::kScale == 1 << 12);
     c[kJitter] = _mm512_add_epi64(c[kJitter], _mm512_srai_epi64(_mm512_sub_epi64(scaled, c[kJitter]), 4));
     c[kLastTransit] = lat;
-    // The receiver's buckets (LatencyHistogram::bucket_of: the shift is the top bit's index less
-    // kSubBits; below kWide, no value is beyond the last bucket).
+    // The receiver's buckets (below kWide, no value is beyond the last bucket).
     using H = LatencyHistogram;
     static_assert(uint64_t{LatencyRun::kWide} < uint64_t{1} << (H::kMaxExp + 1));
-    auto buckets_of = [&lat](auto sub_bits) LR_RUN_LANE_TARGET {
-        constexpr unsigned kSubBits = decltype(sub_bits)::value;
-        const __m512i zeros = _mm512_lzcnt_epi64(_mm512_or_si512(lat, _mm512_set1_epi64(1 << kSubBits)));
-        const __m512i shift = _mm512_sub_epi64(_mm512_set1_epi64(63 - kSubBits), zeros);
-        return _mm512_add_epi64(_mm512_slli_epi64(shift, kSubBits), _mm512_srlv_epi64(lat, shift));
-    };
     alignas(64) uint64_t fine[kRunFrames];
-    _mm512_store_si512(fine, buckets_of(std::integral_constant<unsigned, H::kSubBits>{}));
+    _mm512_store_si512(fine, buckets_of<H::kSubBits>(lat));
     if (mix) {
         // LatencyRun::add: the sum, the extremes (32 bits each), and the run of one bucket of
         // the stream's histogram, which ends where a latency falls in another.
-        using S = StreamLatency;
-        const __m512i b = buckets_of(std::integral_constant<unsigned, S::kSubBits>{});
+        const __m512i b = buckets_of<StreamLatency::kSubBits>(lat);
         c[kLatencySum] = _mm512_add_epi64(c[kLatencySum], lat);
         const __m512i low32 = _mm512_set1_epi64(0xffffffff);
         const __m512i lo = _mm512_min_epu64(_mm512_and_si512(c[kLatencyExtremes], low32), lat);
@@ -320,7 +315,7 @@ LR_RUN_LANE_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, b
     for (uint32_t j = 0; j < kRunFrames; ++j) _mm512_store_si512(st[j], row[j]);
     for (unsigned m = new_word; m; m &= m - 1) {
         const unsigned j = static_cast<unsigned>(__builtin_ctz(m));
-        st[j]->seq.keep_word(highest_before[j], words_before[j]);
+        st[j]->seq.keep_word_left(words_before[j]);
     }
     add_eight(hist, fine, lat);
     return true;

@@ -80,10 +80,9 @@ public:
         }
         for (unsigned i = 0; i < k; ++i) next_in_order();
     }
-    // For such a lane, which has moved the highest sequence from `highest` (the last of its
-    // word) to the next word's first, and started that word: the word it left, `word`, into
-    // the ring.
-    void keep_word(uint64_t highest, uint64_t word) { bits_[(highest / 64) % kWords] = word; }
+    // For such a lane, which has moved the highest sequence on to the first of a new word and
+    // started that word: the word it left, `word`, into the ring.
+    void keep_word_left(uint64_t word) { bits_[((highest_ - 1) / 64) % kWords] = word; }
     Counts counts() const { return {received_, rare_.reordered, rare_.duplicates, rare_.late, highest_}; }
     // Sequences 0..highest never seen (so far): the receiver-side loss estimate. The sender's
     // count gives the exact loss after the drain.

@@ -184,27 +184,26 @@ private:
     [[gnu::always_inline]] uint64_t classify_in_runs(Ops& ops, uint32_t n) {
         uint64_t b = 0;
         uint32_t i = 0;
-        // The eight classified last, not yet accounted (sigs_[pending]), from frame `held`.
-        int pending = -1;
-        uint32_t held = 0;
+        // Whether the eight before frame i were classified and are not accounted yet (their
+        // signatures in sigs_[last]).
+        bool pending = false;
+        unsigned last = 0;
         for (; i + stats::kRunFrames <= n; i += stats::kRunFrames) {
             const uint8_t* p[stats::kRunFrames];
             uint32_t other_len = 0;
             unsigned verified = 0;
             take_eight<kClassifyPrefetch>(ops, i, n, p, verified, other_len, b);
-            const int slot = pending == 0 ? 1 : 0;
+            const unsigned slot = last ^ 1;
             const bool took = !other_len && meas_.classify_run(p, verified, sigs_[slot]);
             if (took) meas_.prefetch_flows(sigs_[slot]);
-            if (pending >= 0) account_eight(sigs_[pending], held);
-            pending = -1;
-            if (took) [[likely]] {
-                pending = slot;
-                held = i;
-            } else {
+            if (pending) account_eight(sigs_[last], i - stats::kRunFrames);
+            pending = took;
+            if (took) [[likely]]
+                last = slot;
+            else
                 account<false, true, false>(ops, n, i, i + stats::kRunFrames);
-            }
         }
-        if (pending >= 0) account_eight(sigs_[pending], held);
+        if (pending) account_eight(sigs_[last], i - stats::kRunFrames);
         return b + account<false, true>(ops, n, i, n);
     }
     // Frames [i, i + 8) for a lane: where they are (p), which the device checked the L4
