@@ -30,6 +30,13 @@ FrameComposer::FrameComposer(const TxProgram& p, bool sign) : copy_len_(p.copy_l
         t.sign = sign && ft.layout.level != packet::SigLevel::none;
         t.ts = ft.layout.level == packet::SigLevel::seq_ts;
         t.l4csum = !t.sign && ft.layout.l4_off != 0;
+        // The 16 bytes stamp16 writes: checksum, magic, sequence, timestamp, side by side
+        // (the magic from the template, where sig_init put it).
+        const auto& l = ft.layout;
+        const uint8_t* c16 = ft.bytes.data() + l.csum_off;
+        t.udp16 = t.sign && !l.tcp && l.level == packet::SigLevel::seq_ts && l.seq_bits == 48 &&
+                  l.seq_off == l.csum_off + 4 && l.ts_off == l.seq_off + 6 && ft.bytes.size() >= l.csum_off + 16u &&
+                  (c16[2] << 8 | c16[3]) == packet::kSigMagic;
         const auto [it, fresh] = slot_of.emplace(ft.sig_id, static_cast<uint32_t>(slot_of.size()));
         (void)fresh;
         t.flow = it->second;
