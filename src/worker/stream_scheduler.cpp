@@ -1,6 +1,7 @@
 #include "worker/stream_scheduler.h"
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 namespace lr::worker {
@@ -55,6 +56,9 @@ StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t, const FlowGates* 
     done_order_.reserve(st_.size() * (gates ? 4 : 1));
     fill_.reserve(static_cast<size_t>(kFillResolution) + st_.size() + 1);
     fill_scratch_.reserve(fill_.capacity());
+    cycle_.reserve(fill_.capacity() + kCycleMin);
+    cycle_pos_.reserve(cycle_.capacity());
+    cycle_cursor_.assign(st_.size(), 0);
 }
 
 void StreamScheduler::start(uint64_t now) {
@@ -118,6 +122,7 @@ void StreamScheduler::rebuild_next_event() {
 }
 
 void StreamScheduler::rebuild_fill() {
+    settle_cycle();
     fill_scratch_.clear();
     uint64_t g = 0;
     uint32_t first = 0, members = 0;
@@ -133,6 +138,7 @@ void StreamScheduler::rebuild_fill() {
     fill_at_ = 0;
     if (members == 1) {
         fill_.push_back(first);
+        build_cycle();
         return;
     }
     for (uint32_t s = 0; s < st_.size(); ++s) {
@@ -144,6 +150,64 @@ void StreamScheduler::rebuild_fill() {
     }
     std::sort(fill_scratch_.begin(), fill_scratch_.end());
     for (const auto& e : fill_scratch_) fill_.push_back(e.second);
+    build_cycle();
+}
+
+void StreamScheduler::build_cycle() {
+    for (const uint32_t s : fill_) {
+        const Share& sh = st_[s];
+        if (sh.first_tmpl == kGeneral || sh.flows != 1 || sh.counted || sh.burst_frames) return;
+    }
+    const size_t reps = fill_.empty() ? 0 : (kCycleMin + fill_.size() - 1) / fill_.size();
+    for (size_t r = 0; r < reps; ++r)
+        for (const uint32_t s : fill_) cycle_.push_back({st_[s].first_tmpl, st_[s].len, 0, s});
+    // Each share's positions, grouped by share, ascending (a counting sort).
+    for (const uint32_t s : fill_) st_[s].cycle_slots += static_cast<uint32_t>(reps);
+    uint32_t at = 0;
+    for (uint32_t s = 0; s < st_.size(); ++s) {
+        st_[s].cycle_first = at;
+        at += st_[s].cycle_slots;
+        cycle_cursor_[s] = 0;
+    }
+    cycle_pos_.resize(cycle_.size());
+    for (uint32_t k = 0; k < cycle_.size(); ++k) {
+        const uint32_t s = cycle_[k].share;
+        cycle_pos_[st_[s].cycle_first + cycle_cursor_[s]++] = k;
+    }
+}
+
+uint64_t StreamScheduler::from_cycle(uint32_t share) const {
+    const Share& sh = st_[share];
+    if (sh.cycle_slots == 0) return 0;
+    const auto first = cycle_pos_.begin() + sh.cycle_first;
+    const auto before = std::lower_bound(first, first + sh.cycle_slots, static_cast<uint32_t>(cycle_at_)) - first;
+    return cycle_given_ / cycle_.size() * sh.cycle_slots + static_cast<uint64_t>(before);
+}
+
+void StreamScheduler::settle_cycle() {
+    if (cycle_.empty()) return;
+    for (const uint32_t s : fill_) {
+        Share& sh = st_[s];
+        sh.planned += from_cycle(s);
+        sh.cycle_slots = 0;
+    }
+    cycle_.clear();
+    cycle_pos_.clear();
+    cycle_given_ = 0;
+    cycle_at_ = 0;
+}
+
+uint32_t StreamScheduler::take_cycle(uint32_t n, PlannedFrame* out) {
+    for (uint32_t left = n; left;) {
+        const auto m = static_cast<uint32_t>(std::min<size_t>(left, cycle_.size() - cycle_at_));
+        std::memcpy(out, cycle_.data() + cycle_at_, m * sizeof(PlannedFrame));
+        out += m;
+        left -= m;
+        cycle_at_ += m;
+        if (cycle_at_ == cycle_.size()) cycle_at_ = 0;
+    }
+    cycle_given_ += n;
+    return n;
 }
 
 void StreamScheduler::leave_lists(uint32_t s) {
@@ -238,6 +302,7 @@ uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
             if (!after_emit(paced_[k], now)) paced_[keep++] = paced_[k];
         paced_.resize(keep);
     }
+    if (!cycle_.empty()) return n + take_cycle(room - n, out + n);
     // The unpaced shares fill the rest of the room. With many, a share's line is out of cache
     // when its turn comes: the share kFetchAhead turns later is asked for first.
     while (n < room && !fill_.empty()) {
@@ -280,6 +345,11 @@ void StreamScheduler::unplan(const PlannedFrame* f, uint32_t n) {
     for (uint32_t i = n; i-- > 0;) {
         const uint32_t s = f[i].share;
         Share& sh = st_[s];
+        if (sh.cycle_slots) {  // the cycle's last frame (unplanned in reverse order)
+            --cycle_given_;
+            cycle_at_ = (cycle_at_ == 0 ? cycle_.size() : cycle_at_) - 1;
+            continue;
+        }
         const auto& d = *sh.def;
         if (sh.state == State::done || sh.state == State::gap) revive(s);
         --sh.planned;
@@ -308,16 +378,17 @@ void StreamScheduler::forget(uint32_t share, uint32_t, uint16_t len) {
 
 uint64_t StreamScheduler::planned_flow(uint32_t share, uint32_t flow) const {
     const auto& sh = st_[share];
-    const uint64_t f = sh.def->replay ? 1 : sh.def->flows;
-    return sh.planned / f + (flow < sh.planned % f ? 1 : 0);
+    const uint64_t f = sh.def->replay ? 1 : sh.def->flows, planned = this->planned(share);
+    return planned / f + (flow < planned % f ? 1 : 0);
 }
 
 uint64_t StreamScheduler::planned_size(uint32_t share, uint32_t size) const {
     const auto& sh = st_[share];
     const auto& d = *sh.def;
     if (d.random_sizes) return counts_[sh.size_at + size];
-    if (d.period.empty()) return size == 0 ? sh.planned : 0;
-    const uint64_t p = d.period.size(), full = sh.planned / p, part = sh.planned % p;
+    const uint64_t planned = this->planned(share);
+    if (d.period.empty()) return size == 0 ? planned : 0;
+    const uint64_t p = d.period.size(), full = planned / p, part = planned % p;
     uint64_t n = 0;
     for (uint64_t k = 0; k < p; ++k)
         if (d.period[k] == size) n += full + (k < part ? 1 : 0);

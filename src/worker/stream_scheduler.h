@@ -45,6 +45,8 @@ public:
     // Frames planned but not taken by the device's buffers: their shares send them later (in
     // reverse order of planning: the last planned first).
     void unplan(const PlannedFrame* f, uint32_t n);
+    // Bursts are copies of the round robin's cycle (see build_cycle).
+    bool cycling() const { return !cycle_.empty(); }
     // Every share that ends has ended, and none runs until the trial ends (never with gates).
     bool done() const { return !gates_ && active_ends_ == 0 && !continuous_; }
     // With gates: the start number a share last applied (FlowGates::share_done).
@@ -53,7 +55,7 @@ public:
     // share is sending.
     uint64_t next_due(uint64_t now) const;
     // Per share: frames planned, by flow and by size index (unplan() takes frames back out).
-    uint64_t planned(uint32_t share) const { return st_[share].planned; }
+    uint64_t planned(uint32_t share) const { return st_[share].planned + from_cycle(share); }
     // Flows take turns and sizes follow their period from the trial's start, so both follow
     // from the frames planned (random sizes are counted one by one).
     uint64_t planned_flow(uint32_t share, uint32_t flow) const;
@@ -99,6 +101,8 @@ private:
         uint32_t record = 0;      // replay: the next record
         uint32_t size_at = 0;  // random sizes: its counters in counts_
         uint32_t start_no = 0;   // gates: the start number applied
+        uint32_t cycle_first = 0;  // in the cycle: its positions are cycle_pos_[cycle_first, + cycle_slots)
+        uint32_t cycle_slots = 0;  // 0: not in the cycle (its frames are counted in `planned`)
         State resume_state = State::active;  // paused: what it was doing (active, waiting or gap)
         uint64_t pause_left_ns = 0;          // paused while waiting or in a gap: the time that was left
         Pacer pacer;
@@ -181,6 +185,14 @@ private:
     void revive(uint32_t s);            // unplan(): back to sending
     void rebuild_fill();
     void rebuild_next_event();
+    // The cycle: when every share of the round robin sends one template forever (no count, no
+    // bursts, one flow, one size), the round robin's frames repeat with its table, so a burst
+    // is a copy of the next stretch of a table of planned frames, and nothing per share is
+    // touched per frame. Their frames are counted from the frames the cycle gave.
+    void build_cycle();
+    void settle_cycle();  // the cycle's counts into the shares' own (before the table changes)
+    uint64_t from_cycle(uint32_t share) const;
+    uint32_t take_cycle(uint32_t n, PlannedFrame* out);
 
     const TxProgram& p_;
     std::vector<Share> st_;
@@ -190,6 +202,14 @@ private:
     std::vector<std::pair<double, uint32_t>> fill_scratch_;  // its build (reserved: no allocation)
     std::vector<uint32_t> waiting_;  // shares waiting to start, or in a burst gap
     size_t fill_at_ = 0;
+    // The cycle (when the round robin allows it): the table of planned frames (fill_ repeated
+    // to at least kCycleMin), each share's positions in it (ascending), the frames it gave.
+    static constexpr size_t kCycleMin = 256;
+    std::vector<PlannedFrame> cycle_;
+    std::vector<uint32_t> cycle_pos_;
+    std::vector<uint32_t> cycle_cursor_;  // its build (reserved: no allocation)
+    uint64_t cycle_given_ = 0;
+    size_t cycle_at_ = 0;
     std::vector<uint32_t> done_order_;
     std::vector<uint64_t> counts_;  // shares of random sizes: frames per size
     size_t reported_done_ = 0;

@@ -231,6 +231,78 @@ TEST(StreamScheduler, ManySharesEachTakeTheirTurnOnceAPeriodAcrossBursts) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), int(kShares)) << "every share once a period";
 }
 
+TEST(StreamScheduler, TheCycleGivesTheRoundRobinsFramesAndCounts) {
+    // Shares that send one template forever are planned by copying stretches of the round
+    // robin's cycle, and counted from it. The same shares with a count too large to reach go
+    // the frame-by-frame way: both plan the same frames and count the same across uneven
+    // bursts and a share that starts late (a new cycle).
+    auto shares = [](bool counted) {
+        Prog g;
+        const double weights[] = {0.2, 0.5, 0.3, 0.1};
+        for (uint32_t i = 0; i < 4; ++i) {
+            auto& d = g.add(i);
+            d.weight = weights[i];
+            if (counted) d.count = uint64_t{1} << 40;
+        }
+        g.p.shares[3].delay_ns = 2'000;
+        return g;
+    };
+    Prog gc = shares(false), gr = shares(true);
+    worker::StreamScheduler cyc(gc.p, 64), ref(gr.p, 64);
+    cyc.start(0);
+    ref.start(0);
+    EXPECT_TRUE(cyc.cycling());
+    EXPECT_FALSE(ref.cycling()) << "counted shares go frame by frame";
+    worker::PlannedFrame a[64], b[64];
+    std::vector<uint64_t> kept(4, 0);  // frames planned and not taken back, per share
+    auto check_counts = [&](uint32_t burst) {
+        for (uint32_t s = 0; s < 4; ++s) {
+            ASSERT_EQ(cyc.planned(s), kept[s]) << "share " << s << " after burst " << burst;
+            ASSERT_EQ(cyc.planned_flow(s, 0), kept[s]);
+            ASSERT_EQ(cyc.planned_size(s, 0), kept[s]);
+        }
+    };
+    uint32_t burst = 0;
+    for (; burst < 500; ++burst) {
+        const uint32_t room = 1 + burst * 37 % 64;
+        const uint32_t n = cyc.next(burst * 10, room, a);
+        ASSERT_EQ(ref.next(burst * 10, room, b), n);
+        for (uint32_t i = 0; i < n; ++i) {
+            ASSERT_EQ(a[i].share, b[i].share) << "burst " << burst << " frame " << i;
+            ASSERT_EQ(a[i].tmpl, b[i].tmpl);
+            ASSERT_EQ(a[i].len, b[i].len);
+            ++kept[a[i].share];
+        }
+        for (uint32_t s = 0; s < 4; ++s) ASSERT_EQ(cyc.planned(s), ref.planned(s)) << "share " << s << ", burst " << burst;
+        check_counts(burst);
+    }
+    EXPECT_TRUE(cyc.cycling()) << "the late share joined a new cycle";
+    EXPECT_GT(kept[3], 0u);
+    // Frames the device did not take are the next burst's first, in the same order, and
+    // leave the counts as if never planned.
+    for (; burst < 1500; ++burst) {
+        const uint32_t room = 1 + burst * 37 % 64;
+        const uint32_t n = cyc.next(burst * 10, room, a);
+        ASSERT_EQ(n, room);
+        const uint32_t back = burst % 3 == 0 ? burst % (n + 1) : 0;
+        std::vector<worker::PlannedFrame> again(a + n - back, a + n);
+        for (uint32_t i = 0; i < n - back; ++i) ++kept[a[i].share];
+        cyc.unplan(a + n - back, back);
+        check_counts(burst);
+        if (!back) continue;
+        ++burst;
+        const uint32_t m = cyc.next(burst * 10, 64, a);
+        ASSERT_EQ(m, 64u);
+        for (uint32_t i = 0; i < back; ++i) {
+            ASSERT_EQ(a[i].share, again[i].share) << "burst " << burst << ": frame " << i << " taken back goes first";
+            ASSERT_EQ(a[i].tmpl, again[i].tmpl);
+        }
+        for (uint32_t i = 0; i < m; ++i) ++kept[a[i].share];
+        check_counts(burst);
+    }
+    EXPECT_TRUE(cyc.cycling());
+}
+
 TEST(StreamScheduler, CountsEndSharesAndSizesFollowThePeriod) {
     Prog g;
     auto& a = g.add(0, 2);
@@ -571,6 +643,39 @@ TEST(FrameComposer, SixtyFourByteFramesAreWrittenWholeOverWhatTheBufferHeld) {
         EXPECT_TRUE(std::equal(f.begin(), f.begin() + sig - 2, t.begin())) << "frame " << i << ": its template's headers";
     }
     EXPECT_EQ(next_seq.size(), 4u);
+}
+
+TEST(FrameComposer, SequencesAcrossTheirCarriesAndThe48BitWrapKeepChecksumsRight) {
+    // Each flow's sequence goes over a 16-bit and a 32-bit carry and the 2^48 wrap, with a
+    // timestamp whose words carry too: the checksum follows every word of both.
+    auto spec = streams_spec({"size=64,flows=2", "size=imix", "size=90,ipv6"});
+    for (const uint64_t first : {uint64_t{0xfff0}, uint64_t{0xfffffff0}, (uint64_t{1} << 48) - 20}) {
+        const auto progs = engine::build_programs(spec, {{spec.tx[0].port, 0}});
+        const auto& p = *progs.queues[0];
+        worker::StreamScheduler sched(p, 64);
+        worker::FrameComposer comp(p, spec.signature);
+        comp.start_at(first);
+        sched.start(0);
+        std::map<uint32_t, uint64_t> next_seq;
+        std::vector<uint8_t> buf(progs.max_len, 0);  // beyond copy_len a buffer holds zeros (as pools do)
+        for (uint32_t burst = 0; burst < 4; ++burst) {
+            worker::PlannedFrame plan[64];
+            const uint32_t n = sched.next(0, 64, plan);
+            comp.begin_burst(0xfffffffeffffull + burst);
+            for (uint32_t i = 0; i < n; ++i) {
+                comp.write(buf.data(), plan[i]);
+                const std::vector<uint8_t> f(buf.begin(), buf.begin() + plan[i].len);
+                test_support::expect_checksums_verify(f, false);
+                const auto c = packet::sig_classify(f.data(), f.size(), spec.nonce, spec.rx_streams());
+                ASSERT_EQ(c.cls, packet::FrameClass::ours) << "from " << first << ", burst " << burst << ", frame " << i;
+                const uint64_t want = next_seq.count(c.stream) ? next_seq[c.stream] : first & LR_SIG48_MASK;
+                EXPECT_EQ(c.seq, want);
+                next_seq[c.stream] = (want + 1) & LR_SIG48_MASK;
+                EXPECT_EQ(c.ts_ns, 0xfffffffeffffull + burst);
+            }
+        }
+        EXPECT_EQ(next_seq.size(), 4u);
+    }
 }
 
 TEST(FrameComposer, UnsignedFramesKeepValidChecksumsAtEverySize) {
