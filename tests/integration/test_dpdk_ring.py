@@ -42,6 +42,31 @@ def test_ring_exact(proto, ipv6, size, nq):
     check([p["driver"] for p in rep["environment"]["ports"]] == ["net_ring", "net_ring"], "PMDs reported")
 
 
+def test_ring_streams_of_many_sizes_exact():
+    """Streams whose frames change length from one to the next (IMIX, two sizes in turn) and a
+    fixed one share a queue: each buffer is sized for the frame it carries now, whatever it
+    carried before, so the receiving port counts exactly the bytes the periods give (with FCS)."""
+    streams = [("imix", "size=imix,count=120000", 120000, 120000 // 12 * (7 * 64 + 4 * 570 + 1518)),
+               ("pair", "size=64:1/1518:1,vlan=5,count=50000", 50000, 50000 // 2 * (64 + 1518)),
+               ("fixed", "size=128,count=30000", 30000, 30000 * 128)]
+    args = RING_PAIR_ARGS + ["--tx", "ring0", "--rx", "ring1"]
+    for name, spec, _, _ in streams:
+        args += ["--stream", f"name={name},{spec}"]
+    _, _, _, rep = run(args, NO_PCI)
+    t = rep["totals"]
+    frames, total = sum(s[2] for s in streams), sum(s[3] for s in streams)
+    check(t["tx"]["packets"] == t["rx"]["packets"] == frames, f"sent {t['tx']['packets']}, received "
+                                                             f"{t['rx']['packets']}, expected {frames}")
+    check(t["tx"]["bytes"] == t["rx"]["bytes"] == total, f"bytes sent {t['tx']['bytes']}, received "
+                                                         f"{t['rx']['bytes']}, expected {total}")
+    by_name = {s["name"]: s for s in rep["streams"]}
+    for name, _, count, size_bytes in streams:
+        s = by_name[name]
+        check(s["sent"] == s["received"] == count and s["lost"] == 0, f"{name}: {s}")
+        check(s["sent_bytes"] == size_bytes, f"{name}: {s['sent_bytes']} bytes sent, expected {size_bytes}")
+    check(rep["verdict"]["result"] == "pass", f"verdict {rep['verdict']}")
+
+
 def test_ring_vdev_loopback():
     _, _, _, rep = run(["--tx", "net_ring0,queues=2", "--rx", "net_ring0,queues=2", "--count", "300000"],
                        ["--vdev=net_ring0", "--no-pci"])

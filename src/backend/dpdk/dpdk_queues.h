@@ -45,8 +45,13 @@ public:
     worker::FrameSpan fresh() const { return {reinterpret_cast<void* const*>(pend_), kDataOffset, fresh_, npend_}; }
     void set_frame(uint32_t i, uint16_t len, uint32_t tag) {
         rte_mbuf* m = pend_[i];
-        m->data_len = len;
-        m->pkt_len = len;
+        // A buffer that last carried a frame of this length keeps it (fixed sizes: always), and
+        // its header line is then only read: the receiving core holds that line too (it read
+        // the lengths and freed the buffer), and a write would take it back across, per frame.
+        if (m->pkt_len != len || m->data_len != len) [[unlikely]] {
+            m->data_len = len;
+            m->pkt_len = len;
+        }
         meta_[i] = {len, tag};
         sized_ = true;
     }
