@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "packet/frame.h"
 #include "packet/signature.h"
 #include "worker/pacer.h"
 
@@ -61,6 +62,26 @@ struct TxProgram {
     std::shared_ptr<std::vector<StreamProgress>> progress;  // the trial's, shared by its workers
     std::vector<std::shared_ptr<std::vector<double>>> gaps;  // replays' recorded gaps (PacingPlan::gaps)
 };
+
+// The length (without FCS) of every frame `p` sends, or 0 when they differ: a backend whose
+// buffers keep their length from one use to the next sizes them once, not per frame.
+inline uint16_t one_frame_len(const TxProgram& p) {
+    uint32_t len = 0;
+    auto same = [&len](uint32_t l) {
+        if (len == 0) len = l;
+        return l == len;
+    };
+    for (const auto& s : p.shares) {
+        if (s.replay) {
+            for (const uint32_t t : s.templates)
+                if (!same(p.templates[t].len)) return 0;
+        } else {
+            for (const uint16_t z : s.sizes)
+                if (!same(z - packet::kFcsLen)) return 0;
+        }
+    }
+    return static_cast<uint16_t>(len);
+}
 
 // Per stream share, handed over when the worker ends: what it sent.
 struct ShareSent {

@@ -455,6 +455,30 @@ def test_http_prometheus_and_linerate_flows():
 
 
 @pytest.mark.usefixtures("hugepages")
+def test_ring_buffers_carry_each_configs_sizes():
+    """Two IMIX flows, then two of 1518-byte frames (all frames alike: their buffers are sized
+    when the trial starts, not per frame), then IMIX again, on the same ring ports: each flow's
+    frames and bytes exact, sent and received."""
+    n = 1200
+    imix = [flow_body(f"imix{i}", pps=20000, packets=n, src_port=5000 + i) for i in range(2)]
+    for f in imix:
+        f["size"] = {"choice": "weight_pairs", "weight_pairs": {"choice": "predefined", "predefined": "imix"}}
+    large = [flow_body(f"large{i}", pps=20000, packets=n, size=1518, src_port=5002 + i) for i in range(2)]
+    imix_bytes = n // 12 * (7 * 64 + 4 * 570 + 1518)
+    with OtgServer(RING_SERVER) as server:
+        for flows, size_bytes in ((imix, imix_bytes), (large, n * 1518), (imix, imix_bytes)):
+            server.ok("POST", "/config", ring_config(*flows))
+            server.traffic("start")
+            m = wait_flows_stopped(server)
+            server.traffic("stop")
+            for flow in flows:
+                f = m[flow["name"]]
+                assert frames(f) == (n, n), f
+                assert (int(f["bytes_tx"]), int(f["bytes_rx"])) == (size_bytes, size_bytes), f
+        server.stop()
+
+
+@pytest.mark.usefixtures("hugepages")
 def test_procedure_endpoint_answers_with_the_report():
     """POST /linerate/procedure with a JSON profile (a sweep of two sizes on the server's DPDK
     rings): the answer is the procedure's JSON report, every row exact; a profile that names no

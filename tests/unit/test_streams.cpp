@@ -678,6 +678,17 @@ TEST(FrameComposer, SequencesAcrossTheirCarriesAndThe48BitWrapKeepChecksumsRight
     }
 }
 
+TEST(TxProgram, OneFrameLengthOnlyWhenEveryFrameHasIt) {
+    auto len = [](std::vector<std::string> streams) {
+        const auto spec = streams_spec(streams);
+        return worker::one_frame_len(*engine::build_programs(spec, {{spec.tx[0].port, 0}}).queues[0]);
+    };
+    EXPECT_EQ(len({"size=64,flows=3", "size=64,vlan=5"}), 60u) << "flows and a VLAN: the same length";
+    EXPECT_EQ(len({"size=1518", "size=1518,flows=2"}), 1514u);
+    EXPECT_EQ(len({"size=imix"}), 0u);
+    EXPECT_EQ(len({"size=64", "size=128"}), 0u) << "each stream fixed, but not alike";
+}
+
 TEST(FrameComposer, UnsignedFramesKeepValidChecksumsAtEverySize) {
     auto spec = streams_spec({"size=64:80:+4", "size=100..200,proto=tcp"}, {{"no-signature", {"true"}}});
     const auto w = compose(spec, 200);

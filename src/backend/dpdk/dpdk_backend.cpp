@@ -75,6 +75,12 @@ void init_tx_mbuf(rte_mempool*, void* opaque, void* obj, unsigned idx) {
     m->next = nullptr;
 }
 
+void size_tx_mbuf(rte_mempool*, void* opaque, void* obj, unsigned) {
+    auto* m = static_cast<rte_mbuf*>(obj);
+    m->data_len = *static_cast<const uint16_t*>(opaque);
+    m->pkt_len = m->data_len;
+}
+
 class DpdkBackend final : public backend::Backend {
 public:
     ~DpdkBackend() override { close(); }
@@ -353,6 +359,13 @@ void DpdkBackend::start(const std::vector<worker::WorkerConfig>& workers) {
             if (!ti.layout_ok)
                 throw EnvError("unexpected mbuf layout in this DPDK build (frame data not right after the header)");
             tp.loaded = w.tx.templates;
+        }
+        if (tp.pool && w.tx.program && w.tx.templates.size() == 1) {
+            // A queue that carries streams sizes its buffers as it sends them: every buffer back
+            // at the slot's length, whatever an earlier trial left (its ops rely on it when all
+            // its frames have that length).
+            uint16_t len = static_cast<uint16_t>(w.tx.templates[0].size());
+            rte_mempool_obj_iter(tp.pool, size_tx_mbuf, &len);
         }
         workers_.push_back({w, ports_[w.port_index].info.id, tp.pool,
                             ports_[w.role == worker::Role::forward ? w.fwd.peer_port_index : w.port_index].info.id});

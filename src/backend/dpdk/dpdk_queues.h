@@ -28,8 +28,12 @@ struct HeldMeta {
 };
 class DpdkTxOps {
 public:
-    DpdkTxOps(uint16_t port, uint16_t queue, rte_mempool* pool, rte_mbuf** held, HeldMeta* meta)
-        : port_(port), queue_(queue), pool_(pool), pend_(held), meta_(meta) {}
+    // `every_len`: for a queue that carries streams, the length every frame it sends has and
+    // every buffer of the pool was given when the trial started (worker::one_frame_len); 0
+    // when the frames' lengths differ.
+    DpdkTxOps(uint16_t port, uint16_t queue, rte_mempool* pool, rte_mbuf** held, HeldMeta* meta,
+              uint16_t every_len = 0)
+        : port_(port), queue_(queue), pool_(pool), pend_(held), meta_(meta), every_len_(every_len) {}
     void reclaim() {}
     uint32_t room(uint32_t burst) const { return burst > npend_ ? burst - npend_ : 0; }
     // The pool is rarely short (it holds several rings' worth): room() is what acquire() takes.
@@ -44,11 +48,13 @@ public:
     }
     worker::FrameSpan fresh() const { return {reinterpret_cast<void* const*>(pend_), kDataOffset, fresh_, npend_}; }
     void set_frame(uint32_t i, uint16_t len, uint32_t tag) {
+        // The buffer's header is not touched when it holds the length already: the receiving
+        // core has that line too (it read the lengths and freed the buffer), and a write would
+        // take it back across, per frame. With every frame of one length it is not even read:
+        // every buffer was sized when the trial started. Otherwise a buffer that last carried a
+        // frame of this length is only read.
         rte_mbuf* m = pend_[i];
-        // A buffer that last carried a frame of this length keeps it (fixed sizes: always), and
-        // its header line is then only read: the receiving core holds that line too (it read
-        // the lengths and freed the buffer), and a write would take it back across, per frame.
-        if (m->pkt_len != len || m->data_len != len) [[unlikely]] {
+        if (every_len_ == 0 && (m->pkt_len != len || m->data_len != len)) [[unlikely]] {
             m->data_len = len;
             m->pkt_len = len;
         }
@@ -96,6 +102,7 @@ private:
     HeldMeta* meta_;
     uint32_t npend_ = 0, fresh_ = 0;
     uint64_t sent_ = 0, bytes_ = 0;
+    uint16_t every_len_;
     bool sized_ = false;
 };
 static_assert(worker::TxQueueOps<DpdkTxOps>);

@@ -12,6 +12,18 @@
 
 namespace lr::dpdk {
 
+namespace {
+
+// A queue that carries streams whose frames all have one length: the length its buffers were
+// given when the trial started (DpdkBackend::start), which its ops then leave alone; else 0.
+uint16_t every_len(const worker::TxSetup& t) {
+    if (!t.program || t.templates.size() != 1) return 0;
+    const uint16_t len = worker::one_frame_len(*t.program);
+    return len == t.templates[0].size() ? len : 0;
+}
+
+}  // namespace
+
 int worker_main(void* arg) {
     const auto& w = *static_cast<const DpdkWorker*>(arg);
     const auto& c = w.cfg;
@@ -22,7 +34,7 @@ int worker_main(void* arg) {
     worker::run_worker(c, [&] {
         switch (c.role) {
             case worker::Role::tx: {
-                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held, meta);
+                DpdkTxOps tx(w.port_id, c.queue, w.tx_pool, held, meta, every_len(c.tx));
                 return worker::tx_engine(tx, c);
             }
             case worker::Role::rx: {
