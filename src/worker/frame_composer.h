@@ -2,8 +2,9 @@
 // bytes (the same `copy_len` bytes for every frame of the queue, so nothing of an earlier
 // frame survives in a buffer), then its size (IP and UDP lengths, the IPv4 header checksum,
 // by RFC 1624's incremental update), then, for a signed stream, its flow's next sequence, the
-// burst's timestamp and the L4 checksum (for UDP, the usual case, as two 8-byte stores). Per frame: one copy of a cache line or two from a
-// template in L1, a few stores, no branch on the frame's contents.
+// burst's timestamp and the L4 checksum (for UDP, the usual case, as two 8-byte stores). Per
+// frame: one copy of a cache line or two from a template in L1, a few stores, no branch on the
+// frame's contents.
 #pragma once
 #include <cstdint>
 #include <cstring>
