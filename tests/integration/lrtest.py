@@ -99,6 +99,19 @@ def bed_capacity():
         return pps
 
 
+def forget_bed_capacity():
+    """The next bed_capacity() measures the bed again: a timing retry paces from what the bed
+    holds now, not from a measurement taken before the host slowed."""
+    import fcntl
+    os.makedirs(os.path.dirname(CAPACITY_FILE), exist_ok=True)
+    with open(CAPACITY_FILE + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            os.unlink(CAPACITY_FILE)
+        except FileNotFoundError:
+            pass
+
+
 def paced_load(at_most, share=4):
     """The rate (frames/s) for a paced veth run whose point is not the rate: a quarter (or
     1/`share`) of what the bed holds, at most `at_most`, in whole thousands. Counts stay exact
@@ -154,9 +167,9 @@ def retry_timing(fn, *a, attempts=3, pause=5.0, **kw):
     """Runs one whole measurement, fn(*a, **kw), until no timing_check in it misses, at most
     `attempts` times in all; prints each miss with its measured value and fails (AssertionError)
     only if every attempt missed. Before each retry it waits `pause` seconds, twice as long
-    before the next, so a burst of load on the host can pass. A check() that fails inside fn is
-    raised at once, never retried: counts must be exact on every attempt. Returns what fn
-    returned."""
+    before the next, so a burst of load on the host can pass, and has the bed measured again
+    (paced_load then follows what the bed holds now). A check() that fails inside fn is raised
+    at once, never retried: counts must be exact on every attempt. Returns what fn returned."""
     misses = []
     for attempt in range(1, attempts + 1):
         try:
@@ -166,6 +179,7 @@ def retry_timing(fn, *a, attempts=3, pause=5.0, **kw):
             print(f"     timing miss, attempt {attempt} of {attempts}: {e}", flush=True)
             if attempt < attempts:
                 time.sleep(pause * 2 ** (attempt - 1))
+                forget_bed_capacity()
             continue
         if misses:
             print(f"     within tolerance on attempt {attempt} of {attempts}", flush=True)
