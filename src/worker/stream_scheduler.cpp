@@ -180,7 +180,8 @@ uint64_t StreamScheduler::from_cycle(uint32_t share) const {
     const Share& sh = st_[share];
     if (sh.cycle_slots == 0) return 0;
     const auto first = cycle_pos_.begin() + sh.cycle_first;
-    const auto before = std::lower_bound(first, first + sh.cycle_slots, static_cast<uint32_t>(cycle_at_)) - first;
+    const auto at = static_cast<uint32_t>(cycle_given_ % cycle_.size());  // the current position
+    const auto before = std::lower_bound(first, first + sh.cycle_slots, at) - first;
     return cycle_given_ / cycle_.size() * sh.cycle_slots + static_cast<uint64_t>(before);
 }
 
@@ -194,17 +195,16 @@ void StreamScheduler::settle_cycle() {
     cycle_.clear();
     cycle_pos_.clear();
     cycle_given_ = 0;
-    cycle_at_ = 0;
 }
 
 uint32_t StreamScheduler::take_cycle(uint32_t n, PlannedFrame* out) {
+    size_t at = cycle_given_ % cycle_.size();
     for (uint32_t left = n; left;) {
-        const auto m = static_cast<uint32_t>(std::min<size_t>(left, cycle_.size() - cycle_at_));
-        std::memcpy(out, cycle_.data() + cycle_at_, m * sizeof(PlannedFrame));
+        const auto m = static_cast<uint32_t>(std::min<size_t>(left, cycle_.size() - at));
+        std::memcpy(out, cycle_.data() + at, m * sizeof(PlannedFrame));
         out += m;
         left -= m;
-        cycle_at_ += m;
-        if (cycle_at_ == cycle_.size()) cycle_at_ = 0;
+        at = 0;
     }
     cycle_given_ += n;
     return n;
@@ -347,7 +347,6 @@ void StreamScheduler::unplan(const PlannedFrame* f, uint32_t n) {
         Share& sh = st_[s];
         if (sh.cycle_slots) {  // the cycle's last frame (unplanned in reverse order)
             --cycle_given_;
-            cycle_at_ = (cycle_at_ == 0 ? cycle_.size() : cycle_at_) - 1;
             continue;
         }
         const auto& d = *sh.def;

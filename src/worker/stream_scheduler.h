@@ -209,7 +209,6 @@ private:
     std::vector<uint32_t> cycle_pos_;
     std::vector<uint32_t> cycle_cursor_;  // its build (reserved: no allocation)
     uint64_t cycle_given_ = 0;
-    size_t cycle_at_ = 0;
     std::vector<uint32_t> done_order_;
     std::vector<uint64_t> counts_;  // shares of random sizes: frames per size
     size_t reported_done_ = 0;

@@ -359,11 +359,10 @@ void DpdkBackend::start(const std::vector<worker::WorkerConfig>& workers) {
             if (!ti.layout_ok)
                 throw EnvError("unexpected mbuf layout in this DPDK build (frame data not right after the header)");
             tp.loaded = w.tx.templates;
-        }
-        if (tp.pool && w.tx.program && w.tx.templates.size() == 1) {
-            // A queue that carries streams sizes its buffers as it sends them: every buffer back
-            // at the slot's length, whatever an earlier trial left (its ops rely on it when all
-            // its frames have that length).
+        } else if (tp.pool && w.tx.program && w.tx.templates.size() == 1) {
+            // The same frames, but a queue that carries streams sizes its buffers as it sends
+            // them: every buffer back at the slot's length, whatever an earlier trial left (its
+            // ops rely on it when all its frames have that length; a rewrite above sets it too).
             uint16_t len = static_cast<uint16_t>(w.tx.templates[0].size());
             rte_mempool_obj_iter(tp.pool, size_tx_mbuf, &len);
         }
