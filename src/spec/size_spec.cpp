@@ -35,7 +35,8 @@ unsigned parse_size(std::string_view part, std::string_view what, std::string_vi
         parse_uint(part, what, packet::kMinFrame, packet::kMaxFrame, {whole, "the size"}));
 }
 
-// A weight with at most two decimals, > 0.
+// A weight with at most two decimals, at least 0.01 (a whole number of hundredths: the period
+// is built from them).
 double parse_weight(std::string_view part, std::string_view what, std::string_view whole) {
     double v = 0;
     size_t pos = 0;
@@ -47,8 +48,9 @@ double parse_weight(std::string_view part, std::string_view what, std::string_vi
     }
     if (t.empty() || pos != t.size() || !(v > 0) || v > 1e6)
         throw_invalid(what, whole, fmt::format("the weight \"{}\": expected a number above 0 (at most 1000000)", part));
-    if (std::abs(v * 100 - std::round(v * 100)) > 1e-6)
-        throw_invalid(what, whole, fmt::format("the weight \"{}\": at most two decimals", part));
+    const double hundredths = std::round(v * 100);
+    if (hundredths < 1 || std::abs(v * 100 - hundredths) > 1e-6)
+        throw_invalid(what, whole, fmt::format("the weight \"{}\": at most two decimals, at least 0.01", part));
     return v;
 }
 

@@ -55,6 +55,8 @@ TEST(SizeSpec, PredefinedAndCustomDistributionsAreExactPerPeriodInAShuffledOrder
     const auto ipsec = spec::parse_size_spec("ipsec-imix", "--size");
     EXPECT_EQ(ipsec.period_counts(), (std::vector<uint64_t>{5867, 200, 2366, 1567}));
     EXPECT_EQ(ipsec.period(7).size(), 10000u);
+    // A weight too small for a hundredth (once a division by zero building the period).
+    expect_usage([] { spec::parse_size_spec("694:.000000001489455265", "--size"); }, "at least 0.01");
     const auto custom = spec::parse_size_spec("128:2/256:6", "--size");
     EXPECT_EQ(custom.period_counts(), (std::vector<uint64_t>{1, 3}));
     EXPECT_EQ(custom.str(), "128:2/256:6");
