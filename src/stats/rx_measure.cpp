@@ -5,8 +5,7 @@ namespace lr::stats {
 void RxMeasure::finish() {
     if (!stream_lat_ || finished_) return;
     finished_ = true;
-    ended_.apply();
-    by_stream_.add_to(stream_lat_);
+    ended_.apply(by_stream_);
     std::vector<StreamLatency::Totals> totals(out_->stream_latency.size());
     for (uint32_t f = 0; f < nstreams_; ++f) {
         StreamRx& st = streams_[f];
@@ -17,6 +16,8 @@ void RxMeasure::finish() {
         t.min = std::min(t.min, st.latency_min());
         t.max = std::max(t.max, st.latency_max());
     }
+    // The buckets' counts lie between those of each stream's extremes.
+    by_stream_.add_to_histograms(totals.data());
     for (size_t m = 0; m < totals.size(); ++m) stream_lat_[m].add(totals[m]);
 }
 

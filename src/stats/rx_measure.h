@@ -7,6 +7,7 @@
 #include <cstring>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "packet/known_header.h"
@@ -73,7 +74,7 @@ struct RxResult {
     std::vector<StreamLatency> stream_latency;
     // Their buckets while the worker runs (stats::BucketsByStream): StreamLatency::kBuckets x
     // the mix's streams, zero; sized before the trial (else by the receiver, as it starts).
-    std::vector<uint64_t> stream_buckets;
+    std::vector<uint16_t> stream_buckets;
     std::vector<uint16_t> stream_of;
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
     // holds every larger frame). Empty otherwise.
@@ -97,37 +98,66 @@ inline constexpr uint32_t kSizeSlots = 9024;
 // (StreamLatency, 4.9 KB) puts the buckets its latencies fall in on a line and a page of their
 // own; with thousands of streams, the end of a run was a miss in the cache and often in the
 // TLB too (20 MB of histograms for 4096 streams). Here the few buckets a link's latencies fall
-// in are a few lines per 8 streams, in a few pages (32 KB for 4096 streams a bucket). Added to
-// the histograms when the receiver ends (RxMeasure::finish), and zeroed again.
+// in are a few lines per 32 streams, in a few pages (8 KB for 4096 streams a bucket): the
+// counters are 16 bits wide, so that the buckets a link's latencies span stay in a core's L2
+// cache (80 buckets of 4096 streams: 640 KB; as 64-bit counters they were 2.5 MB, and every
+// run's end a miss in L2). A counter that passes 65,535 hands its 65,536s to its stream's
+// histogram (spill, out of line: once per 65,536 frames of a stream and bucket at the most).
+// Added to the histograms when the receiver ends (RxMeasure::finish), and zeroed again.
+// Nothing marks the buckets used: a stream's counts lie between the buckets of its extremes,
+// which its flows keep anyway (a flag stored per run was a byte store, which the compiler
+// must assume aliases everything, and it kept the loop's state in memory).
 class BucketsByStream {
 public:
+    using Counter = uint16_t;
+    static_assert(std::is_same_v<Counter, decltype(RxResult::stream_buckets)::value_type>);
     // The counters a table for `streams` streams holds.
     static size_t table_size(size_t streams) { return size_t{StreamLatency::kBuckets} * streams; }
-    // `table`: table_size(streams) counters, zero.
-    BucketsByStream(uint64_t* table, size_t streams) : counts_(table), streams_(streams) {}
-    // Bucket `bucket`'s counter of stream `stream`, to be added to.
-    [[gnu::always_inline]] uint64_t* counter(unsigned bucket, uint32_t stream) {
-        used_[bucket] = 1;  // a byte store (a bit would be a load, a shift, an or and a store)
+    // `table`: table_size(streams) counters, zero; `hist`: the streams' histograms.
+    BucketsByStream(Counter* table, size_t streams, StreamLatency* hist)
+        : counts_(table), streams_(streams), hist_(hist) {}
+    // Bucket `bucket`'s counter of stream `stream`, to be added to (add).
+    [[gnu::always_inline]] Counter* counter(unsigned bucket, uint32_t stream) const {
         return &counts_[bucket * streams_ + stream];
     }
-    // Every count into `hist` (indexed by stream), and the table to zero. Only the buckets
-    // some stream's latency fell in are read.
-    void add_to(StreamLatency* hist) {
-        for (unsigned b = 0; b < StreamLatency::kBuckets; ++b) {
-            if (!used_[b]) continue;
+    // `count` more in the counter `c` (one of this table's).
+    [[gnu::always_inline]] void add(Counter* c, uint64_t count) const {
+        const uint64_t sum = *c + count;
+        *c = static_cast<Counter>(sum);
+        if (sum > kCounterMax) [[unlikely]]
+            spill(c, sum - static_cast<Counter>(sum));
+    }
+    // Every count of stream m into its histogram, and the table to zero. Only the buckets
+    // between those of the least of the extremes[m].min and the greatest extremes[m].max are
+    // read (a stream with min above max has none), bucket by bucket: the table in the order it
+    // lies.
+    void add_to_histograms(const StreamLatency::Totals* extremes) {
+        uint64_t least = UINT64_MAX, greatest = 0;
+        for (size_t m = 0; m < streams_; ++m)
+            if (extremes[m].min <= extremes[m].max) {
+                least = std::min(least, extremes[m].min);
+                greatest = std::max(greatest, extremes[m].max);
+            }
+        if (least > greatest) return;
+        const unsigned hi = StreamLatency::bucket_of(greatest);
+        for (unsigned b = StreamLatency::bucket_of(least); b <= hi; ++b)
             for (size_t m = 0; m < streams_; ++m)
-                if (uint64_t& c = counts_[b * streams_ + m]) {
-                    hist[m].add_to_bucket(b, c);
+                if (Counter& c = counts_[b * streams_ + m]) {
+                    hist_[m].add_to_bucket(b, c);
                     c = 0;
                 }
-        }
-        std::fill(std::begin(used_), std::end(used_), 0);
     }
 
 private:
-    uint64_t* counts_;
+    static constexpr uint64_t kCounterMax = UINT16_MAX;
+    // What a counter could not hold, into its stream's histogram.
+    [[gnu::noinline]] void spill(const Counter* c, uint64_t amount) const {
+        const size_t at = static_cast<size_t>(c - counts_);
+        hist_[at % streams_].add_to_bucket(static_cast<unsigned>(at / streams_), amount);
+    }
+    Counter* counts_;
     size_t streams_;
-    uint8_t used_[StreamLatency::kBuckets] = {};  // a flag per bucket added to
+    StreamLatency* hist_;
 };
 
 // A mix's latency runs that ended (LatencyRun), each added to its bucket kDepth runs later:
@@ -137,39 +167,59 @@ private:
 // place, the end stalled on that line (13 % of a receiver's time with 4096 streams on a
 // net_ring pair, when each stream had its own histogram); added to one run later, the line was
 // often still on its way (5 % of the time at the add). Until kDepth runs have ended, the slots
-// point at a counter of their own.
+// point at a counter of their own, with nothing to add.
 class EndedRuns {
 public:
     static constexpr uint32_t kDepth = 8;
+    using Counter = BucketsByStream::Counter;
     EndedRuns() = default;
     EndedRuns(const EndedRuns&) = delete;  // the slots may point at its own counter
     EndedRuns& operator=(const EndedRuns&) = delete;
-    [[gnu::always_inline]] void end(uint64_t* counter, uint64_t count) {
-        __builtin_prefetch(counter, 1);
-        const uint32_t k = at_++ % kDepth;
-        *counter_[k] += count_[k];
-        counter_[k] = counter;
-        count_[k] = count;
+    // A run ended: `count` more in `counter`, one of `table`'s.
+    [[gnu::always_inline]] void end(const BucketsByStream& table, Counter* counter, uint64_t count) {
+        uint32_t at = at_;
+        end_at(table, at, counter, count);
+        at_ = at;
+    }
+    // The runs of the set bits of `mask`, run j's counter counter_of(j) and its count count[j]:
+    // the slot's position kept in a register through the loop (in the member, each run's
+    // position was a store and a load the next run waited for).
+    template <class CounterOf>
+    [[gnu::always_inline]] void end_each(const BucketsByStream& table, unsigned mask, const uint64_t* count,
+                                         CounterOf&& counter_of) {
+        uint32_t at = at_;
+        for (; mask; mask &= mask - 1) {
+            const unsigned j = static_cast<unsigned>(__builtin_ctz(mask));
+            end_at(table, at, counter_of(j), count[j]);
+        }
+        at_ = at;
     }
     // Every pending run into its counter.
-    void apply() {
+    void apply(const BucketsByStream& table) {
         for (uint32_t k = 0; k < kDepth; ++k) {
-            *counter_[k] += count_[k];
+            if (counter_[k] != &none_) table.add(counter_[k], count_[k]);
             counter_[k] = &none_;
             count_[k] = 0;
         }
     }
 
 private:
+    [[gnu::always_inline]] void end_at(const BucketsByStream& table, uint32_t& at, Counter* counter, uint64_t count) {
+        __builtin_prefetch(counter, 1);
+        const uint32_t k = at++ % kDepth;
+        table.add(counter_[k], count_[k]);  // &none_: adds 0, so never spills
+        counter_[k] = counter;
+        count_[k] = count;
+    }
     static_assert(kDepth == 8, "one &none_ per slot below");
-    uint64_t* counter_[kDepth] = {&none_, &none_, &none_, &none_, &none_, &none_, &none_, &none_};
+    Counter* counter_[kDepth] = {&none_, &none_, &none_, &none_, &none_, &none_, &none_, &none_};
     uint64_t count_[kDepth] = {};
     uint32_t at_ = 0;
-    uint64_t none_ = 0;
+    Counter none_ = 0;
 };
 
 // RxResult::stream_buckets, sized for its mix if it was not.
-inline uint64_t* sized_stream_buckets(RxResult& r) {
+inline BucketsByStream::Counter* sized_stream_buckets(RxResult& r) {
     const size_t n = BucketsByStream::table_size(r.stream_latency.size());
     if (r.stream_buckets.size() != n) r.stream_buckets.assign(n, 0);
     return r.stream_buckets.data();
@@ -189,7 +239,7 @@ public:
           lat_(live_ ? &live_->buf[0] : &out->latency),
           stream_of_(out->stream_of.empty() ? nullptr : out->stream_of.data()),
           stream_lat_(out->stream_latency.empty() ? nullptr : out->stream_latency.data()),
-          by_stream_(sized_stream_buckets(*out), out->stream_latency.size()),
+          by_stream_(sized_stream_buckets(*out), out->stream_latency.size(), out->stream_latency.data()),
           flows_live_(out->flows_live.get()),
           tx_shift_(flow_totals && out->tx_clock_shift.size() >= streams ? out->tx_clock_shift.data() : nullptr) {
         out_->streams.resize(streams);
@@ -286,11 +336,11 @@ public:
         if (!account_flows8(sigs, streams_, stream_lat_ != nullptr, *lat_, now48_, ended)) return false;
         t_.ours += kRunFrames;
         flows_frames_ += kRunFrames;
-        for (unsigned m = ended.mask; m; m &= m - 1) {
-            const unsigned j = static_cast<unsigned>(__builtin_ctz(m));
-            ended_.end(by_stream_.counter(static_cast<unsigned>(ended.bucket[j]), stream_of_[sigs.stream[j]]),
-                       ended.count[j]);
-        }
+        const BucketsByStream by_stream = by_stream_;
+        const uint16_t* const stream_of = stream_of_;
+        ended_.end_each(by_stream, ended.mask, ended.count, [&](unsigned j) __attribute__((always_inline)) {
+            return by_stream.counter(static_cast<unsigned>(ended.bucket[j]), stream_of[sigs.stream[j]]);
+        });
         return true;
     }
     // Asks for the state of the flows of eight frames classify_run took, to be there when
@@ -422,7 +472,7 @@ public:
             if (stream_lat)
                 if (!st.latency.add(l, StreamLatency::bucket_from_finer<LatencyHistogram::kSubBits>(fine, l),
                                     [&](unsigned b, uint64_t count) __attribute__((always_inline)) {
-                                        ended.end(by_stream.counter(b, stream_of[s.stream]), count);
+                                        ended.end(by_stream, by_stream.counter(b, stream_of[s.stream]), count);
                                     })) [[unlikely]]
                     wide_latency(st, l);
         }

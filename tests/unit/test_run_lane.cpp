@@ -320,3 +320,54 @@ TEST(RunLane, EightFramesOfEightFlowsAreAccountedTogetherWithTheSameResults) {
     wide.huge_latency = 50'000;
     check(script(66, 20'000, 64, 0, 1'000, wide, true), 64, 1'000, true, 1'000);
 }
+
+namespace {
+
+// `flows` flows in turn, all of one stream of a mix, `per_flow` frames each, in bursts of 32:
+// each flow's latencies alternate between `a` and `b` ns, so that every frame ends its flow's
+// latency run.
+std::vector<Burst> alternating(uint32_t flows, uint32_t per_flow, uint64_t a, uint64_t b) {
+    const auto sp = wire_fixtures::spec(false, packet::L4::udp, 64);
+    std::vector<Burst> bursts;
+    uint64_t clock = 1'000'000;
+    const uint32_t frames = flows * per_flow;
+    for (uint32_t made = 0; made < frames;) {
+        Burst burst;
+        burst.rx_ns = clock += 10'000;
+        for (uint32_t i = 0; i < 32 && made < frames; ++i, ++made) {
+            const uint32_t flow = made % flows, k = made / flows;
+            auto f = wire_fixtures::signed_frame(sp, static_cast<uint16_t>(flow), wire_fixtures::kNonce);
+            packet::sig_stamp(f.data(), packet::sig_layout(sp), k, (clock - (k % 2 ? b : a)) & kMask48);
+            burst.frames.push_back(std::move(f));
+            burst.verified.push_back(false);
+        }
+        bursts.push_back(std::move(burst));
+    }
+    return bursts;
+}
+
+}  // namespace
+
+TEST(RunLane, AStreamsBucketCountersCarryPast16BitsIntoItsHistogram) {
+    // 64 flows of one stream, 2,200 frames each, latencies 2 us and 4 us in turn: each of the two
+    // buckets is ended into 70,400 times, beyond what the table's 16-bit counters hold. Through
+    // the eight-flow lane (where the CPU has it) and frame by frame, the stream's histogram holds
+    // every frame, in its bucket.
+    const auto bursts = alternating(64, 2'200, 2'000, 4'000);
+    for (const bool lane : {true, false}) {
+        SCOPED_TRACE(lane);
+        const auto r = receive(bursts, 64, lane, true, 1);
+        const auto& h = r->result.stream_latency.at(0);
+        EXPECT_EQ(h.count(), 140'800u);
+        EXPECT_EQ(h.count_of(2'000), 70'400u);
+        EXPECT_EQ(h.count_of(4'000), 70'400u);
+        uint64_t in_buckets = 0;
+        for (unsigned k = 0; k < stats::StreamLatency::kBuckets; ++k) in_buckets += h.bucket_count(k);
+        EXPECT_EQ(in_buckets, 140'800u);
+        if (lane && stats::run_lane_supported()) {
+            EXPECT_GE(r->flows_frames, 130'000u);
+        }
+        // The table is left zero for the next trial.
+        for (const uint16_t c : r->result.stream_buckets) ASSERT_EQ(c, 0u);
+    }
+}
