@@ -150,7 +150,8 @@ def departures(bed, d, pattern):
     g = rep["rate"]["departures"]
     print(f"     {pattern}: rate error {rep['rate']['error_pct']:+.2f} %, gaps mean {g['mean_ns'] / 1e3:.1f} us, "
           f"stddev {g['stddev_ns'] / 1e3:.1f} us, p50 {g['p50_ns'] / 1e3:.1f} us, p90 {g['p90_ns'] / 1e3:.1f} us, "
-          f"zero {g['zero_fraction']:.4f}")
+          f"zero {g['zero_fraction']:.4f}, max {g['max_ns'] / 1e3:.1f} us, p99 {g['p99_ns'] / 1e3:.1f} us, "
+          f"stalls {rep['rate']['stalls']}, longest {rep['rate']['longest_stall_s'] * 1e3:.2f} ms")
     timing_check(abs(rep["rate"]["error_pct"]) < 1, f"{pattern}: rate error {rep['rate']['error_pct']} % (tolerance 1 %)")
     return g
 
