@@ -2,6 +2,7 @@
 
 #include "engine/stream_results.h"
 #include "result/checks.h"
+#include "util/cpus.h"
 
 #include <algorithm>
 #include <cstring>
@@ -92,6 +93,16 @@ void sender_priority(result::TrialResult& r, const spec::RunSpec& spec,
         r.notes.push_back(fmt::format("couldn't raise the paced senders to nice {} ({}: it needs CAP_SYS_NICE, or an "
                                       "RLIMIT_NICE of {}): they ran at nice {}, so other processes on their cores can delay departures",
                                       *spec.sender_nice, std::strerror(refused), 20 - *spec.sender_nice, ran_at));
+    // With the kernel's session groups a thread's nice value weighs only within its session:
+    // a CPU-bound process of another session still takes a core from the group as a whole.
+    const auto group = util::session_group_nice();
+    if (group && *group > ran_at)
+        r.notes.push_back(fmt::format(
+            "the paced senders ran at nice {} within this session's scheduling group, which runs at nice {} "
+            "(kernel.sched_autogroup_enabled=1): processes of other sessions share each core with the whole group "
+            "and can still delay departures; raise the group with `echo {} > /proc/self/autogroup` in the shell "
+            "that starts linerate (CAP_SYS_NICE), or set kernel.sched_autogroup_enabled=0",
+            ran_at, *group, ran_at));
 }
 
 void rate_result(result::TrialResult& r, const spec::RunSpec& spec, const std::vector<TxStreams>& tx,

@@ -294,7 +294,8 @@ std::vector<OptionDef> make_table() {
                  .help = "The nice value paced senders run at (-20..19). -20: another process on a sender's core "
                          "cannot hold it off the CPU for a time slice and bunch its departures, but a spinning "
                          "sender then starves whatever shares its core (a receiver, a DUT). Needs CAP_SYS_NICE or "
-                         "RLIMIT_NICE; reported, with a note when refused. keep: the process's own",
+                         "RLIMIT_NICE; reported, with a note when refused, and when the kernel's session groups "
+                         "leave the senders' whole session at a weaker nice. keep: the process's own",
                  .default_text = ds.sender_nice ? num(*ds.sender_nice) : "keep",
                  .apply = [](Draft& d, const Values& v) { d.spec.sender_nice = parse_nice(one(v), "--sender-nice"); },
                  .show = [](const RunSpec& s, J& j) {

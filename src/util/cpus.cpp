@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <string>
 
 namespace lr::util {
 
@@ -51,6 +53,30 @@ int thread_nice() {
     errno = 0;
     const int n = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
     return errno ? 0 : n;
+}
+
+std::optional<int> parse_autogroup_nice(std::string_view line) {
+    constexpr std::string_view kGroup = "/autogroup-", kNice = " nice ";
+    if (!line.starts_with(kGroup)) return std::nullopt;
+    const size_t at = line.find(kNice);
+    if (at == std::string_view::npos) return std::nullopt;
+    const std::string_view v = line.substr(at + kNice.size());
+    int nice = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), nice);
+    if (ec != std::errc{} || nice < -20 || nice > 19) return std::nullopt;
+    for (const char* c = end; c != v.data() + v.size(); ++c)
+        if (*c != '\n' && *c != ' ') return std::nullopt;
+    return nice;
+}
+
+std::optional<int> session_group_nice() {
+    std::ifstream enabled("/proc/sys/kernel/sched_autogroup_enabled");
+    int on = 0;
+    if (!(enabled >> on) || on != 1) return std::nullopt;
+    std::ifstream group("/proc/self/autogroup");
+    std::string line;
+    if (!std::getline(group, line)) return std::nullopt;
+    return parse_autogroup_nice(line);
 }
 
 uint64_t thread_cpu_wait_ns() {

@@ -2,8 +2,10 @@
 linerate binary, read its JSON report, the load the test bed can hold, the timing retry policy.
 The fixtures (root, hugepages) and the skips are in conftest.py; readiness waits in
 scripts/testbed.py."""
+import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -98,6 +100,47 @@ def bed_capacity():
         print(f"     the veth test bed carried {pps:,.0f} frames/s unpaced (cached in {CAPACITY_FILE})", flush=True)
         return pps
 
+
+
+AUTOGROUP = "/proc/self/autogroup"
+
+
+def autogroups_enabled():
+    """Whether the kernel groups tasks by session for scheduling (kernel.sched_autogroup_enabled)."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
+
+def session_group_nice_now():
+    """This session's scheduling group's nice value ("/autogroup-25 nice 0"), or None."""
+    try:
+        with open(AUTOGROUP) as f:
+            m = re.match(r"/autogroup-\d+ nice (-?\d+)", f.read())
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+@contextlib.contextmanager
+def session_group_nice(nice):
+    """Runs the block with this session's scheduling group at `nice`, and puts it back after.
+    With session groups a paced sender's --sender-nice weighs only within its session: a
+    CPU-bound process of another session shares the core with the whole group (docs/
+    measurement.md, "Pacing and stalls"). A test runs in a session of its own under meson."""
+    before = session_group_nice_now() if autogroups_enabled() else None
+    if before is None:
+        yield None
+        return
+    with open(AUTOGROUP, "w") as f:
+        f.write(str(nice))
+    try:
+        yield before
+    finally:
+        with open(AUTOGROUP, "w") as f:
+            f.write(str(before))
 
 def forget_bed_capacity():
     """The next bed_capacity() measures the bed again: a timing retry paces from what the bed

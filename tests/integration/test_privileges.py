@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from lrtest import LINERATE, check, paced_load
+from lrtest import LINERATE, autogroups_enabled, check, paced_load, session_group_nice_now
 from testbed import VethBed, sending, unique, wait_stream
 
 pytestmark = pytest.mark.usefixtures("hugepages", "setpriv")
@@ -125,3 +125,24 @@ def test_probe_lists_held_and_missing():
             c = json.load(f)["capabilities"]
         check(set(c["missing"]) == {"CAP_BPF", "CAP_IPC_LOCK"}, f"{c}")
         check(set(c["held"]) == {"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_PERFMON"}, f"{c}")
+
+
+def test_sender_nice_within_a_session_group_noted():
+    """--sender-nice -20 started in a session of its own, whose scheduling group is at nice 0:
+    the senders ran at -20 (reported), and a note says that processes of other sessions can
+    still delay departures, and how to raise the group; the group left as it was."""
+    if not autogroups_enabled():
+        pytest.skip("the kernel does not group tasks by session (kernel.sched_autogroup_enabled=0)")
+    before = session_group_nice_now()
+    with VethBed(unique("lpg")) as bed, tempfile.TemporaryDirectory() as d:
+        r = bed.run(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--count", "2000",
+                              "--rate", "10k", "--sender-nice", "-20", "--json", f"{d}/r.json"],
+                    timeout=60, start_new_session=True)
+        check(r.returncode == 0, f"exit {r.returncode}\n{r.stderr}")
+        with open(f"{d}/r.json") as f:
+            rep = json.load(f)
+    check(rep["totals"]["tx"]["packets"] == 2000 and rep["rate"]["sender_nice"] == -20, f"{rep['rate']}")
+    noted = [n for n in rep["notes"] if "scheduling group, which runs at nice 0" in n]
+    check(len(noted) == 1 and "echo -20 > /proc/self/autogroup" in noted[0], f"notes {rep['notes']}")
+    check(session_group_nice_now() == before, f"this session's group went from nice {before} "
+                                              f"to {session_group_nice_now()}")

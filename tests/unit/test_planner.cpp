@@ -174,3 +174,16 @@ TEST(MergeStreams, WithoutTheSenderLossIsSequenceGapsAndOnlyStreamsSeenAreListed
     EXPECT_EQ(r[0].received, 90u);
     EXPECT_EQ(r[0].lost, 10u) << "0, 10, 20 ... 90 never arrived";
 }
+
+TEST(SessionGroup, TheAutogroupLinesNiceValueIsReadAndAnythingElseIsNot) {
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-25 nice 0\n"), 0);
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-7 nice -20"), -20);
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-7 nice 19\n"), 19);
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-7 nice 20"), std::nullopt);     // beyond nice's range
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-7 nice -21"), std::nullopt);
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-7 nice x"), std::nullopt);
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-7 nice 3 4"), std::nullopt);
+    EXPECT_EQ(util::parse_autogroup_nice("/autogroup-7"), std::nullopt);
+    EXPECT_EQ(util::parse_autogroup_nice(""), std::nullopt);
+    EXPECT_EQ(util::parse_autogroup_nice("nice 0"), std::nullopt);
+}
