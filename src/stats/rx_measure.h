@@ -73,7 +73,8 @@ struct RxResult {
     // (StreamRx::latency_count), to the histograms (RxMeasure::finish).
     std::vector<StreamLatency> stream_latency;
     // Their buckets while the worker runs (stats::BucketsByStream): StreamLatency::kBuckets x
-    // the mix's streams, zero; sized before the trial (else by the receiver, as it starts).
+    // the mix's streams 16-bit counters, zero; sized before the trial (else by the receiver, as
+    // it starts).
     std::vector<uint16_t> stream_buckets;
     std::vector<uint16_t> stream_of;
     // Sizes that vary: frames received per size on the wire (FCS included; the last entry
