@@ -131,11 +131,15 @@ def session_group_nice(nice):
     CPU-bound process of another session shares the core with the whole group (docs/
     measurement.md, "Pacing and stalls"). A test runs in a session of its own under meson."""
     before = session_group_nice_now() if autogroups_enabled() else None
+    if before is not None:
+        try:
+            with open(AUTOGROUP, "w") as f:
+                f.write(str(nice))
+        except PermissionError:  # neither root nor CAP_SYS_NICE: the group stays as it is
+            before = None
     if before is None:
         yield None
         return
-    with open(AUTOGROUP, "w") as f:
-        f.write(str(nice))
     try:
         yield before
     finally:
