@@ -198,7 +198,7 @@ public:
     // Every pending run into its counter.
     void apply(const BucketsByStream& table) {
         for (uint32_t k = 0; k < kDepth; ++k) {
-            if (counter_[k] != &none_) table.add(counter_[k], count_[k]);
+            table.add(counter_[k], count_[k]);  // &none_: adds 0, so never spills
             counter_[k] = &none_;
             count_[k] = 0;
         }

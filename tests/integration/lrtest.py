@@ -101,7 +101,6 @@ def bed_capacity():
         return pps
 
 
-
 AUTOGROUP = "/proc/self/autogroup"
 
 
@@ -124,27 +123,30 @@ def session_group_nice_now():
     return int(m.group(1)) if m else None
 
 
+def set_session_group_nice(nice):
+    with open(AUTOGROUP, "w") as f:
+        f.write(str(nice))
+
+
 @contextlib.contextmanager
 def session_group_nice(nice):
     """Runs the block with this session's scheduling group at `nice`, and puts it back after.
     With session groups a paced sender's --sender-nice weighs only within its session: a
     CPU-bound process of another session shares the core with the whole group (docs/
-    measurement.md, "Pacing and stalls"). A test runs in a session of its own under meson."""
+    measurement.md, "Pacing and stalls"). A test runs in a session of its own under meson.
+    Without groups, or without the right to raise one (root or CAP_SYS_NICE), nothing changes."""
     before = session_group_nice_now() if autogroups_enabled() else None
-    if before is not None:
-        try:
-            with open(AUTOGROUP, "w") as f:
-                f.write(str(nice))
-        except PermissionError:  # neither root nor CAP_SYS_NICE: the group stays as it is
-            before = None
-    if before is None:
-        yield None
-        return
+    try:
+        if before is not None:
+            set_session_group_nice(nice)
+    except PermissionError:
+        before = None
     try:
         yield before
     finally:
-        with open(AUTOGROUP, "w") as f:
-            f.write(str(before))
+        if before is not None:
+            set_session_group_nice(before)
+
 
 def forget_bed_capacity():
     """The next bed_capacity() measures the bed again: a timing retry paces from what the bed
