@@ -4,6 +4,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "worker/queue_ops.h"
+
 namespace lr::worker {
 namespace {
 
@@ -56,7 +58,7 @@ StreamScheduler::StreamScheduler(const TxProgram& p, uint32_t, const FlowGates* 
     done_order_.reserve(st_.size() * (gates ? 4 : 1));
     fill_.reserve(static_cast<size_t>(kFillResolution) + st_.size() + 1);
     fill_scratch_.reserve(fill_.capacity());
-    cycle_.reserve(fill_.capacity() + kCycleMin);
+    cycle_.reserve(fill_.capacity() + kCycleMin + kMaxBurstFrames);
     cycle_pos_.reserve(cycle_.capacity());
     cycle_cursor_.assign(st_.size(), 0);
 }
@@ -161,6 +163,10 @@ void StreamScheduler::build_cycle() {
     const size_t reps = fill_.empty() ? 0 : (kCycleMin + fill_.size() - 1) / fill_.size();
     for (size_t r = 0; r < reps; ++r)
         for (const uint32_t s : fill_) cycle_.push_back({st_[s].first_tmpl, st_[s].len, 0, s});
+    cycle_period_ = cycle_.size();
+    if (cycle_period_ == 0) return;  // no round robin: no cycle
+    // A burst's stretch is contiguous from any position: the period's first frames follow it again.
+    for (size_t k = 0; k < kMaxBurstFrames; ++k) cycle_.push_back(cycle_[k % cycle_period_]);
     // Each share's positions, grouped by share, ascending (a counting sort).
     for (const uint32_t s : fill_) st_[s].cycle_slots += static_cast<uint32_t>(reps);
     uint32_t at = 0;
@@ -169,8 +175,8 @@ void StreamScheduler::build_cycle() {
         at += st_[s].cycle_slots;
         cycle_cursor_[s] = 0;
     }
-    cycle_pos_.resize(cycle_.size());
-    for (uint32_t k = 0; k < cycle_.size(); ++k) {
+    cycle_pos_.resize(cycle_period_);
+    for (uint32_t k = 0; k < cycle_period_; ++k) {
         const uint32_t s = cycle_[k].share;
         cycle_pos_[st_[s].cycle_first + cycle_cursor_[s]++] = k;
     }
@@ -180,9 +186,9 @@ uint64_t StreamScheduler::from_cycle(uint32_t share) const {
     const Share& sh = st_[share];
     if (sh.cycle_slots == 0) return 0;
     const auto first = cycle_pos_.begin() + sh.cycle_first;
-    const auto at = static_cast<uint32_t>(cycle_given_ % cycle_.size());  // the current position
+    const auto at = static_cast<uint32_t>(cycle_given_ % cycle_period_);  // the current position
     const auto before = std::lower_bound(first, first + sh.cycle_slots, at) - first;
-    return cycle_given_ / cycle_.size() * sh.cycle_slots + static_cast<uint64_t>(before);
+    return cycle_given_ / cycle_period_ * sh.cycle_slots + static_cast<uint64_t>(before);
 }
 
 void StreamScheduler::settle_cycle() {
@@ -195,19 +201,13 @@ void StreamScheduler::settle_cycle() {
     cycle_.clear();
     cycle_pos_.clear();
     cycle_given_ = 0;
+    cycle_period_ = 0;
 }
 
-uint32_t StreamScheduler::take_cycle(uint32_t n, PlannedFrame* out) {
-    size_t at = cycle_given_ % cycle_.size();
-    for (uint32_t left = n; left;) {
-        const auto m = static_cast<uint32_t>(std::min<size_t>(left, cycle_.size() - at));
-        std::memcpy(out, cycle_.data() + at, m * sizeof(PlannedFrame));
-        out += m;
-        left -= m;
-        at = 0;
-    }
+const PlannedFrame* StreamScheduler::take_cycle(uint32_t n) {
+    const PlannedFrame* f = cycle_.data() + cycle_given_ % cycle_period_;
     cycle_given_ += n;
-    return n;
+    return f;
 }
 
 void StreamScheduler::leave_lists(uint32_t s) {
@@ -274,6 +274,13 @@ void StreamScheduler::apply_gates(uint64_t now) {
 }
 
 uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
+    uint32_t n = 0;
+    const PlannedFrame* f = plan(now, room, out, n);
+    if (f != out) std::memcpy(out, f, n * sizeof(PlannedFrame));
+    return n;
+}
+
+const PlannedFrame* StreamScheduler::plan(uint64_t now, uint32_t room, PlannedFrame* out, uint32_t& planned) {
     if (gates_ && gates_->generation() != gates_seen_) [[unlikely]]
         apply_gates(now);
     if (now >= next_event_ || waits_on_streams_) activate(now);
@@ -302,7 +309,16 @@ uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
             if (!after_emit(paced_[k], now)) paced_[keep++] = paced_[k];
         paced_.resize(keep);
     }
-    if (!cycle_.empty()) return n + take_cycle(room - n, out + n);
+    if (!cycle_.empty()) {
+        planned = room;
+        if (n == 0 && room <= kMaxBurstFrames) return take_cycle(room);  // a stretch of the cycle: no copy
+        for (uint32_t k = n; k < room;) {  // after paced frames (or beyond a burst): copied
+            const uint32_t m = std::min(room - k, kMaxBurstFrames);
+            std::memcpy(out + k, take_cycle(m), m * sizeof(PlannedFrame));
+            k += m;
+        }
+        return out;
+    }
     // The unpaced shares fill the rest of the room. With many, a share's line is out of cache
     // when its turn comes: the share kFetchAhead turns later is asked for first.
     while (n < room && !fill_.empty()) {
@@ -316,7 +332,8 @@ uint32_t StreamScheduler::next(uint64_t now, uint32_t room, PlannedFrame* out) {
         emit(s, out[n++]);
         if (after_emit(s, now)) rebuild_fill();
     }
-    return n;
+    planned = n;
+    return out;
 }
 
 void StreamScheduler::revive(uint32_t s) {

@@ -42,6 +42,10 @@ public:
     void start(uint64_t now);
     // Up to `room` frames due at `now`, into out[0..n); returns n.
     uint32_t next(uint64_t now, uint32_t room, PlannedFrame* out);
+    // The same frames, `n` of them, where they lie: in `out`, or (a burst of the cycle, no
+    // frame of a paced share before it) in the cycle's own table, not copied. Valid until the
+    // next call.
+    const PlannedFrame* plan(uint64_t now, uint32_t room, PlannedFrame* out, uint32_t& n);
     // Frames planned but not taken by the device's buffers: their shares send them later (in
     // reverse order of planning: the last planned first).
     void unplan(const PlannedFrame* f, uint32_t n);
@@ -192,7 +196,7 @@ private:
     void build_cycle();
     void settle_cycle();  // the cycle's counts into the shares' own (before the table changes)
     uint64_t from_cycle(uint32_t share) const;
-    uint32_t take_cycle(uint32_t n, PlannedFrame* out);
+    const PlannedFrame* take_cycle(uint32_t n);  // the cycle's next n (<= kMaxBurstFrames) frames
 
     const TxProgram& p_;
     std::vector<Share> st_;
@@ -205,7 +209,8 @@ private:
     // The cycle (when the round robin allows it): the table of planned frames (fill_ repeated
     // to at least kCycleMin), each share's positions in it (ascending), the frames it gave.
     static constexpr size_t kCycleMin = 256;
-    std::vector<PlannedFrame> cycle_;
+    std::vector<PlannedFrame> cycle_;  // the period, then its first kMaxBurstFrames frames again
+    size_t cycle_period_ = 0;
     std::vector<uint32_t> cycle_pos_;
     std::vector<uint32_t> cycle_cursor_;  // its build (reserved: no allocation)
     uint64_t cycle_given_ = 0;

@@ -81,7 +81,7 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
     StreamScheduler sched(prog, t.burst, gates);
     FrameComposer comp(prog, t.sign);
     stats::BurstClock clk;
-    PlannedFrame plan[kMaxBurstFrames];  // on the stack: no allocation
+    PlannedFrame scratch[kMaxBurstFrames];  // on the stack: no allocation
     bool paced = false;
     for (const auto& s : prog.shares) paced |= s.pacing.pps > 0;
     if (paced) prctl(PR_SET_TIMERSLACK, 1UL);  // its sleeps end when asked
@@ -97,7 +97,8 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
         const uint32_t room = sched.done() ? 0 : ops.avail(ops.room(t.burst));
         // Paced streams get departure slots only for frames the device can take now: when it
         // has no room, their schedules fall behind and catch up (or skip, counted) like a stall.
-        const uint32_t n = room ? sched.next(now, room, plan) : 0;
+        uint32_t n = 0;
+        const PlannedFrame* const plan = room ? sched.plan(now, room, scratch, n) : scratch;
         if (n) {
             const Acquired a = ops.acquire(n);
             got = a.got;
