@@ -107,6 +107,29 @@ private:
 };
 static_assert(worker::TxQueueOps<DpdkTxOps>);
 
+// Frees received buffers as rte_pktmbuf_free_bulk does, without reading each one's second
+// cache line: that frees a buffer only after checking its `next` segment, which DPDK 22.11
+// keeps in the header's second line, a line nothing else on the receiving core reads, and a
+// miss per frame (a fifth of the receiver's time with 4096 streams on the ring pair). A
+// buffer of one segment, direct and not shared has no next segment (DPDK's rule: `next` is
+// NULL in the last segment), which the first line shows. Runs of those from one pool go back
+// to it at once; any other buffer is freed by DPDK's own rules.
+inline void free_received(rte_mbuf* const* m, uint32_t n) {
+    for (uint32_t i = 0; i < n;) {
+        rte_mempool* const pool = m[i]->pool;
+        uint32_t j = i;
+        while (j < n && m[j]->pool == pool && m[j]->nb_segs == 1 && rte_mbuf_refcnt_read(m[j]) == 1 &&
+               RTE_MBUF_DIRECT(m[j]))
+            ++j;
+        if (j > i) {
+            rte_mempool_put_bulk(pool, reinterpret_cast<void* const*>(m + i), j - i);
+            i = j;
+        } else {
+            rte_pktmbuf_free(m[i++]);  // chained, shared, indirect or external
+        }
+    }
+}
+
 class DpdkRxOps {
 public:
     DpdkRxOps(uint16_t port, uint16_t queue) : port_(port), queue_(queue) {}
@@ -121,7 +144,7 @@ public:
     bool csum_verified(uint32_t i) const {
         return (bufs_[i]->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
     }
-    void release() { rte_pktmbuf_free_bulk(bufs_, n_); }
+    void release() { free_received(bufs_, n_); }
     void idle() {}
     // The mbuf header says where the data is: the receive loop fetches it ahead. DPDK's
     // prefetch is an asm statement, which the compiler keeps: GCC 12 at -O3 left a
