@@ -6,7 +6,7 @@
 
 namespace lr::worker {
 
-FrameComposer::FrameComposer(const TxProgram& p, bool sign) : copy_len_(p.copy_len) {
+FrameComposer::FrameComposer(const TxProgram& p, bool sign, bool wide) : copy_len_(p.copy_len) {
     seq_ts_layout_.level = packet::SigLevel::seq_ts;
     std::map<uint16_t, uint32_t> slot_of;  // signature stream id -> flow slot
     t_.reserve(p.templates.size());
@@ -44,9 +44,13 @@ FrameComposer::FrameComposer(const TxProgram& p, bool sign) : copy_len_(p.copy_l
             const uint8_t* c = ft.bytes.data() + ft.layout.csum_off;
             t.base = static_cast<uint16_t>(~(c[0] << 8 | c[1]));  // the template's L4 words
         }
+        if (t.udp16 && l.csum_off % 4 == 0 && l.csum_off + 16u <= copy_len_)
+            t.stamp_lanes = static_cast<uint16_t>(0xfu << (l.csum_off / 4));
         t_.push_back(t);
     }
     seqs_.assign(slot_of.size(), 0);
+    wide_ = wide && packed && copy_len_ <= 64 && !t_.empty() && wide_supported() &&
+            std::any_of(t_.begin(), t_.end(), [](const Tmpl& t) { return t.stamp_lanes != 0; });
 }
 
 }  // namespace lr::worker

@@ -44,22 +44,6 @@ inline uint64_t planned_bytes(const TxProgram& p, const StreamScheduler& sched, 
     return b;
 }
 
-// Asks for the line at `p` to be written: each frame's first line is taken from the core that
-// last read it (the receiver's, on a pair) before the frame is written. Without the request the
-// frame's stores (its copy and its stamp, six) waited in the store buffer for that line until
-// the buffer was full and the sender stalled with it: when the host slowed transfers between
-// cores, 4096 streams fell to 13 Mpps on the pair where the one-template sender (one store a
-// frame) fell to about 45. PREFETCHW is a hint: a CPU that does not know it does nothing.
-inline void prefetch_for_write(const void* p) {
-#if defined(__x86_64__)
-    asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
-#else
-    __builtin_prefetch(p, 1);
-#endif
-}
-// Frames asked for ahead of the one being written.
-inline constexpr uint32_t kWriteAhead = 8;
-
 // A sender under gates sleeps no longer than this between looks at them.
 inline constexpr uint64_t kGateLookNs = 1'000'000;
 
@@ -108,13 +92,8 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
             if (got) {
                 comp.begin_burst(now);
                 const FrameSpan f = ops.fresh();
-                auto frame = [&f](uint32_t i) { return static_cast<uint8_t*>(f.base[f.from + i]) + f.offset; };
-                for (uint32_t i = 0; i < std::min(got, kWriteAhead); ++i) prefetch_for_write(frame(i));
-                for (uint32_t i = 0; i < got; ++i) {
-                    if (i + kWriteAhead < got) prefetch_for_write(frame(i + kWriteAhead));
-                    comp.write(static_cast<uint8_t*>(f.base[f.from + i]) + f.offset, plan[i]);
-                    ops.set_frame(f.from + i, plan[i].len, plan[i].tmpl);
-                }
+                comp.write_burst(f, plan, got);
+                for (uint32_t i = 0; i < got; ++i) ops.set_frame(f.from + i, plan[i].len, plan[i].tmpl);
                 if (t.capture && t.capture->active()) [[unlikely]]  // --capture-filter sent: as they leave
                     for (uint32_t i = 0; i < got && t.capture->active(); ++i)
                         t.capture->take(static_cast<uint8_t*>(f.base[f.from + i]) + f.offset, plan[i].len, now, 1);

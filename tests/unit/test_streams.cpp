@@ -653,6 +653,78 @@ TEST(FrameComposer, SixtyFourByteFramesAreWrittenWholeOverWhatTheBufferHeld) {
     EXPECT_EQ(next_seq.size(), 4u);
 }
 
+// The frames write_burst writes for `bursts` bursts of `spec` (one sending queue), each with the
+// 8 bytes after it, into 64 buffers reused burst after burst; a buffer's first copy_len bytes
+// start as `held`, the rest as `beyond` (a pool's buffers hold zeros there, which frames longer
+// than copy_len keep as their payload); `wide`: the AVX-512 path allowed.
+std::vector<std::vector<uint8_t>> compose_bursts(const spec::RunSpec& spec, uint32_t bursts, uint8_t held,
+                                                 uint8_t beyond, bool wide, bool& took_wide) {
+    const auto progs = engine::build_programs(spec, {{spec.tx[0].port, 0}});
+    const auto& p = *progs.queues[0];
+    worker::StreamScheduler sched(p, 64);
+    worker::FrameComposer comp(p, spec.signature, wide);
+    took_wide = comp.wide();
+    comp.start_at(0xfffffff0);  // the sequences' 32-bit carry in the first bursts
+    sched.start(0);
+    std::vector<std::vector<uint8_t>> bufs(64, std::vector<uint8_t>(32 + progs.max_len + 64, beyond));
+    std::vector<void*> base;
+    for (auto& b : bufs) {
+        std::fill_n(b.begin() + 32, p.copy_len, held);
+        base.push_back(b.data());
+    }
+    std::vector<std::vector<uint8_t>> out;
+    for (uint32_t burst = 0; burst < bursts; ++burst) {
+        worker::PlannedFrame plan[64];
+        const uint32_t n = sched.next(0, 64 - burst % 5, plan);  // buffers not always in step with frames
+        std::rotate(base.begin(), base.begin() + burst % 7, base.end());
+        comp.begin_burst(0xfffffffeffffull + burst * 1000);
+        comp.write_burst({base.data(), 32, 0, n}, plan, n);
+        for (uint32_t i = 0; i < n; ++i) {
+            const auto* f = static_cast<const uint8_t*>(base[i]) + 32;
+            out.emplace_back(f, f + plan[i].len + 8);  // and 8 bytes beyond the frame, left as they were
+        }
+    }
+    return out;
+}
+
+TEST(FrameComposer, TheWidePathWritesTheSameBytesAsTheOther) {
+    // 64-byte frames: flows, a VLAN stream (no room for the timestamp: the other path, frame by
+    // frame), 68-byte VLAN frames (the stamp 4-byte aligned, not 8), sizes that grow a template
+    // (frame by frame too), and IMIX (64 bytes of each size's template, its payload the
+    // buffer's zeros). Buffers held other bytes.
+    for (const auto& streams : std::vector<std::vector<std::string>>{
+             {"size=64,flows=3", "size=64,vlan=5", "size=64,src-port=7"},
+             {"size=68,vlan=5", "size=68,flows=2"},
+             {"size=64..80", "size=64,vlan=9"},
+             {"size=imix,flows=2"}}) {
+        const auto spec = streams_spec(streams);
+        const bool grows = streams[0] == "size=64..80" || streams[0] == "size=imix,flows=2";
+        const uint8_t beyond = grows ? 0 : 0x5a;
+        bool wide = false, narrow = true;
+        const auto a = compose_bursts(spec, 40, 0xa5, beyond, true, wide);
+        const auto b = compose_bursts(spec, 40, 0xa5, beyond, false, narrow);
+        ASSERT_EQ(wide, worker::FrameComposer::wide_supported()) << "64-byte IPv4 templates qualify";
+        ASSERT_FALSE(narrow);
+        ASSERT_EQ(a.size(), b.size());
+        ASSERT_GT(a.size(), 2000u);
+        for (size_t i = 0; i < a.size(); ++i) {
+            ASSERT_EQ(a[i], b[i]) << streams[0] << ": frame " << i;
+            const std::vector<uint8_t> f(a[i].begin(), a[i].end() - 8);
+            test_support::expect_checksums_verify(f, f[12] == 0x81);
+            ASSERT_EQ(packet::sig_classify(f.data(), f.size(), spec.nonce, spec.rx_streams()).cls,
+                      packet::FrameClass::ours);
+            ASSERT_TRUE(std::all_of(a[i].end() - 8, a[i].end(), [&](uint8_t x) { return x == beyond; }))
+                << "frame " << i << ": nothing written beyond the frame";
+        }
+    }
+    // Templates of more than 64 bytes (IPv6's stamp ends at byte 76): the other path.
+    for (const auto& streams : std::vector<std::vector<std::string>>{{"size=90,ipv6"}, {"size=128,ipv6,vlan=3"}}) {
+        bool wide = true;
+        compose_bursts(streams_spec(streams), 1, 0, 0, true, wide);
+        EXPECT_FALSE(wide) << streams[0];
+    }
+}
+
 TEST(FrameComposer, SequencesAcrossTheirCarriesAndThe48BitWrapKeepChecksumsRight) {
     // Each flow's sequence goes over a 16-bit and a 32-bit carry and the 2^48 wrap, with a
     // timestamp whose words carry too: the checksum follows every word of both.
