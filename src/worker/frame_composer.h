@@ -6,8 +6,8 @@
 // frame: one copy of a cache line or two from a template in L1, a few stores, no branch on the
 // frame's contents.
 #pragma once
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
