@@ -14,13 +14,12 @@
 #include <atomic>
 
 #include "stats/rx_measure.h"
+#include "util/avx512.h"
 
 namespace lr::stats {
 namespace {
 
 std::atomic<bool> enabled{true};
-
-#define LR_RUN_LANE_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512cd,avx512vl")))
 
 // The bytes KnownHeaders::match compares, as a mask: 0xff at each of them.
 alignas(64) constexpr std::array<uint8_t, 64> kCompared = [] {
@@ -38,7 +37,7 @@ static_assert(UINT64_MAX / 0xffff == kMultipleLimit);
 
 // Each of the eight frames' 60 bytes (none beyond) into f[j]; true when any of them differs
 // from the 64 bytes `expected` in a bit the 64 bytes `mask` have set.
-LR_RUN_LANE_TARGET inline bool load_and_differ(const uint8_t* const* p, __m512i* f, const uint8_t* expected,
+LR_AVX512_TARGET inline bool load_and_differ(const uint8_t* const* p, __m512i* f, const uint8_t* expected,
                                                const uint8_t* mask) {
     constexpr __mmask64 kFrameBytes = (__mmask64{1} << packet::KnownHeaders::kMinLen) - 1;
     const __m512i want = _mm512_load_si512(expected);
@@ -51,18 +50,18 @@ LR_RUN_LANE_TARGET inline bool load_and_differ(const uint8_t* const* p, __m512i*
 }
 
 // The sum of each lane's two 32-bit halves (2^32 is 1 modulo 0xffff).
-LR_RUN_LANE_TARGET inline __m512i halves(__m512i c) {
+LR_AVX512_TARGET inline __m512i halves(__m512i c) {
     return _mm512_add_epi64(_mm512_and_si512(c, _mm512_set1_epi64(0xffffffff)), _mm512_srli_epi64(c, 32));
 }
 // Lanes whose L4 sum (32-bit halves added, below 2^35) is right: a nonzero multiple of 0xffff.
-LR_RUN_LANE_TARGET inline __mmask8 sums_right(__m512i sum) {
+LR_AVX512_TARGET inline __mmask8 sums_right(__m512i sum) {
     return _mm512_test_epi64_mask(sum, sum) &
            _mm512_cmple_epu64_mask(_mm512_mullo_epi64(sum, _mm512_set1_epi64(static_cast<int64_t>(kInverseOfFfff))),
                                    _mm512_set1_epi64(static_cast<int64_t>(kMultipleLimit)));
 }
 
 // Each 8-byte lane's bytes reversed (the signature's fields are big-endian).
-LR_RUN_LANE_TARGET inline __m512i reversed(__m512i v) {
+LR_AVX512_TARGET inline __m512i reversed(__m512i v) {
     const __m512i order = _mm512_set_epi64(0x08090a0b0c0d0e0f, 0x0001020304050607, 0x08090a0b0c0d0e0f,
                                            0x0001020304050607, 0x08090a0b0c0d0e0f, 0x0001020304050607,
                                            0x08090a0b0c0d0e0f, 0x0001020304050607);
@@ -70,24 +69,24 @@ LR_RUN_LANE_TARGET inline __m512i reversed(__m512i v) {
 }
 // From each frame's bytes 40-47 (`w40`) and 48-55 (`w48`): the sequence (bytes 44-49) and the
 // timestamp (bytes 50-55).
-LR_RUN_LANE_TARGET inline __m512i sequences(__m512i w40, __m512i w48) {
+LR_AVX512_TARGET inline __m512i sequences(__m512i w40, __m512i w48) {
     return _mm512_srli_epi64(reversed(_mm512_or_si512(_mm512_srli_epi64(w40, 32), _mm512_slli_epi64(w48, 32))), 16);
 }
-LR_RUN_LANE_TARGET inline __m512i timestamps(__m512i w48) {
+LR_AVX512_TARGET inline __m512i timestamps(__m512i w48) {
     return _mm512_and_si512(reversed(w48), _mm512_set1_epi64(kMask48));
 }
 
 // Histogram<kSubBits>::bucket_of for each lane's value below 2^(kMaxExp + 1) (no lane in the
 // last bucket's overflow): the shift is the top bit's index less kSubBits.
 template <unsigned kSubBits>
-LR_RUN_LANE_TARGET inline __m512i buckets_of(__m512i v) {
+LR_AVX512_TARGET inline __m512i buckets_of(__m512i v) {
     const __m512i zeros = _mm512_lzcnt_epi64(_mm512_or_si512(v, _mm512_set1_epi64(1 << kSubBits)));
     const __m512i shift = _mm512_sub_epi64(_mm512_set1_epi64(63 - kSubBits), zeros);
     return _mm512_add_epi64(_mm512_slli_epi64(shift, kSubBits), _mm512_srlv_epi64(v, shift));
 }
 
 // Eight latencies `lat` into the receiver's histogram: their buckets, then their totals once.
-LR_RUN_LANE_TARGET inline void add_eight(LatencyHistogram& hist, const uint64_t* buckets, __m512i lat) {
+LR_AVX512_TARGET inline void add_eight(LatencyHistogram& hist, const uint64_t* buckets, __m512i lat) {
     for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
     LatencyHistogram::Totals t;
     t.count = kRunFrames;
@@ -99,16 +98,11 @@ LR_RUN_LANE_TARGET inline void add_eight(LatencyHistogram& hist, const uint64_t*
 
 }  // namespace
 
-bool run_lane_supported() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd") &&
-           __builtin_cpu_supports("avx512vl");
-}
+bool run_lane_supported() { return util::cpu_has_avx512(); }
 bool run_lane_enabled() { return enabled.load(std::memory_order_relaxed) && run_lane_supported(); }
 void set_run_lane_enabled(bool on) { enabled.store(on, std::memory_order_relaxed); }
 
-LR_RUN_LANE_TARGET bool account_run8(const uint8_t* const* p, unsigned verified, const packet::KnownHeaders::Run& entry,
+LR_AVX512_TARGET bool account_run8(const uint8_t* const* p, unsigned verified, const packet::KnownHeaders::Run& entry,
                                      StreamRx& st, LatencyHistogram& hist, uint64_t now48) {
     static_assert(kRunFrames == 8, "a frame a 64-bit lane");
     static_assert(packet::KnownHeaders::kMinLen == 60 && LR_UDP_SEQ == 2 && LR_UDP_TS == 8,
@@ -189,7 +183,7 @@ namespace {
 
 // Eight rows of eight 8-byte words (eight frames, or eight flows' first cache lines) as eight
 // columns: lane j of c[k] is row j's word k. Its own inverse.
-LR_RUN_LANE_TARGET inline void transpose8(const __m512i* r, __m512i* c) {
+LR_AVX512_TARGET inline void transpose8(const __m512i* r, __m512i* c) {
     __m512i t[8];
     for (int j = 0; j < 8; j += 2) {
         t[j] = _mm512_unpacklo_epi64(r[j], r[j + 1]);      // words 0, 2, 4, 6 of rows j and j + 1
@@ -212,7 +206,7 @@ LR_RUN_LANE_TARGET inline void transpose8(const __m512i* r, __m512i* c) {
 
 }  // namespace
 
-LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified, const RunHeader& header,
+LR_AVX512_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified, const RunHeader& header,
                                       uint32_t streams, RunSigs& out) {
     __m512i f[kRunFrames];
     if (load_and_differ(p, f, header.value, header.mask)) return false;
@@ -238,7 +232,7 @@ LR_RUN_LANE_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified
     return true;
 }
 
-LR_RUN_LANE_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist,
+LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist,
                                        uint64_t now48, EndedRunsOf8& ended) {
     // A flow's first cache line, a word a column: the jitter (J scaled, the last transit), the
     // latency run (its sum, extremes and run), the sequence tracker's hot bytes.

@@ -179,7 +179,7 @@ uint32_t send_replies(Tx& tx, StagedReplies& r, uint32_t burst, uint64_t& no_buf
     backpressure += a.ring_full;
     const FrameSpan fs = tx.fresh();
     for (uint32_t i = 0; i < a.got; ++i) {
-        std::memcpy(static_cast<uint8_t*>(fs.base[fs.from + i]) + fs.offset, r.front(), r.front_len());
+        std::memcpy(fs.fresh_frame(i), r.front(), r.front_len());
         tx.set_frame(fs.from + i, static_cast<uint16_t>(r.front_len()), 0);
         r.pop();
     }
@@ -255,7 +255,7 @@ bool connect_engine(Tx& tx, Rx& rx, const WorkerConfig& w) {
                 backpressure += a.ring_full;
                 const FrameSpan fs = tx.fresh();
                 for (uint32_t i = 0; i < a.got; ++i) {
-                    uint8_t* f = static_cast<uint8_t*>(fs.base[fs.from + i]) + fs.offset;
+                    uint8_t* f = fs.fresh_frame(i);
                     std::memcpy(f, syn.frame.data(), syn.frame.size());  // the buffer may hold a reply
                     const uint64_t id = win.open(now);
                     packet::stamp_syn(f, syn, conn.port_of(id), isn_of(w.queue, id));

@@ -76,7 +76,7 @@ bool forward_engine(Rx& rx, Tx& tx, const WorkerConfig& w) {
                 const FrameSpan f = tx.fresh();
                 for (uint32_t i = 0; i < a.got; ++i) {
                     const uint32_t len = imp.front_len();
-                    std::memcpy(static_cast<uint8_t*>(f.base[f.from + i]) + f.offset, imp.front_data(), len);
+                    std::memcpy(f.fresh_frame(i), imp.front_data(), len);
                     tx.set_frame(f.from + i, static_cast<uint16_t>(len), 0);
                     imp.pop_front(now);
                 }

@@ -1,5 +1,7 @@
 #include "worker/frame_composer.h"
 
+#include "util/avx512.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -49,7 +51,7 @@ FrameComposer::FrameComposer(const TxProgram& p, bool sign, bool wide) : copy_le
         t_.push_back(t);
     }
     seqs_.assign(slot_of.size(), 0);
-    wide_ = wide && packed && copy_len_ <= 64 && !t_.empty() && wide_supported() &&
+    wide_ = wide && packed && copy_len_ <= 64 && !t_.empty() && util::cpu_has_avx512() &&
             std::any_of(t_.begin(), t_.end(), [](const Tmpl& t) { return t.stamp_lanes != 0; });
 }
 

@@ -49,15 +49,14 @@ public:
         ts_sum_[1] = ts_sum(seq_ts_layout_, ts_);
     }
 
-    // Frames [0, n) of a burst into the buffers of `span` (frame i at span.base[span.from + i] +
-    // span.offset), each buffer's line asked for kWriteAhead frames ahead.
+    // Frames [0, n) of a burst into the buffers of `span` (span.fresh_frame(i)), each buffer's
+    // line asked for kWriteAhead frames ahead.
     void write_burst(const FrameSpan& span, const PlannedFrame* plan, uint32_t n) {
         if (wide_) return write_burst_wide(span, plan, n);
-        auto frame = [&span](uint32_t i) { return static_cast<uint8_t*>(span.base[span.from + i]) + span.offset; };
-        for (uint32_t i = 0; i < std::min(n, kWriteAhead); ++i) prefetch_for_write(frame(i));
+        for (uint32_t i = 0; i < std::min(n, kWriteAhead); ++i) prefetch_for_write(span.fresh_frame(i));
         for (uint32_t i = 0; i < n; ++i) {
-            if (i + kWriteAhead < n) prefetch_for_write(frame(i + kWriteAhead));
-            write(frame(i), plan[i]);
+            if (i + kWriteAhead < n) prefetch_for_write(span.fresh_frame(i + kWriteAhead));
+            write(span.fresh_frame(i), plan[i]);
         }
     }
     // Whether write_burst takes the AVX-512 path: a frame is then one 64-byte load of its
@@ -68,8 +67,6 @@ public:
     // UDP with its 16 stamped bytes 4-byte aligned within them; the others (a short signature,
     // lengths that grow) go as on the other path.
     bool wide() const { return wide_; }
-    // Whether this CPU has the wide path's instructions (AVX-512 F, BW and VL).
-    static bool wide_supported();
 
     void write(uint8_t* f, const PlannedFrame& pf) {
         const Tmpl& t = t_[pf.tmpl];

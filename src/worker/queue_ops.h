@@ -18,6 +18,8 @@ struct FrameSpan {
     void* const* base = nullptr;
     size_t offset = 0;
     uint32_t from = 0, to = 0;
+    // The data of the acquire's frame i (base[from + i] + offset).
+    uint8_t* fresh_frame(uint32_t i) const { return static_cast<uint8_t*>(base[from + i]) + offset; }
 };
 
 struct Acquired {

@@ -96,7 +96,7 @@ bool tx_streams_loop(Ops& ops, const WorkerConfig& w) {
                 for (uint32_t i = 0; i < got; ++i) ops.set_frame(f.from + i, plan[i].len, plan[i].tmpl);
                 if (t.capture && t.capture->active()) [[unlikely]]  // --capture-filter sent: as they leave
                     for (uint32_t i = 0; i < got && t.capture->active(); ++i)
-                        t.capture->take(static_cast<uint8_t*>(f.base[f.from + i]) + f.offset, plan[i].len, now, 1);
+                        t.capture->take(f.fresh_frame(i), plan[i].len, now, 1);
             }
         }
         const Transmitted x = ops.transmit();

@@ -14,6 +14,7 @@
 #include "spec/size_spec.h"
 #include "spec/stream_rates.h"
 #include "usage_error.h"
+#include "util/avx512.h"
 #include "worker/frame_composer.h"
 #include "worker/stream_scheduler.h"
 #include "scheduler_program.h"
@@ -703,7 +704,7 @@ TEST(FrameComposer, TheWidePathWritesTheSameBytesAsTheOther) {
         bool wide = false, narrow = true;
         const auto a = compose_bursts(spec, 40, 0xa5, beyond, true, wide);
         const auto b = compose_bursts(spec, 40, 0xa5, beyond, false, narrow);
-        ASSERT_EQ(wide, worker::FrameComposer::wide_supported()) << "64-byte IPv4 templates qualify";
+        ASSERT_EQ(wide, util::cpu_has_avx512()) << "64-byte IPv4 templates qualify";
         ASSERT_FALSE(narrow);
         ASSERT_EQ(a.size(), b.size());
         ASSERT_GT(a.size(), 2000u);
