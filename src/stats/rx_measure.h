@@ -195,6 +195,18 @@ public:
         }
         at_ = at;
     }
+    // Eight runs ended at once (account_flows8's, every lane's): counter[j], count[j]. They
+    // take the eight slots, whose runs go to their counters first (in any order: the adds
+    // commute), so the position is where it was.
+    static_assert(kDepth == kRunFrames, "eight runs take every slot");
+    [[gnu::always_inline]] void end_eight(const BucketsByStream& table, Counter* const* counter, const uint64_t* count) {
+        for (uint32_t k = 0; k < kDepth; ++k) __builtin_prefetch(counter[k], 1);
+        for (uint32_t k = 0; k < kDepth; ++k) {
+            table.add(counter_[k], count_[k]);  // &none_: adds 0, so never spills
+            counter_[k] = counter[k];
+            count_[k] = count[k];
+        }
+    }
     // Every pending run into its counter.
     void apply(const BucketsByStream& table) {
         for (uint32_t k = 0; k < kDepth; ++k) {
@@ -339,9 +351,16 @@ public:
         flows_frames_ += kRunFrames;
         const BucketsByStream by_stream = by_stream_;
         const uint16_t* const stream_of = stream_of_;
-        ended_.end_each(by_stream, ended.mask, ended.count, [&](unsigned j) __attribute__((always_inline)) {
+        auto counter_of = [&](unsigned j) __attribute__((always_inline)) {
             return by_stream.counter(static_cast<unsigned>(ended.bucket[j]), stream_of[sigs.stream[j]]);
-        });
+        };
+        if (ended.mask == 0xff) [[likely]] {  // a mix whose latencies move: nearly every frame ends a run
+            BucketsByStream::Counter* counter[kRunFrames];
+            for (unsigned j = 0; j < kRunFrames; ++j) counter[j] = counter_of(j);
+            ended_.end_eight(by_stream, counter, ended.count);
+        } else if (ended.mask) {
+            ended_.end_each(by_stream, ended.mask, ended.count, counter_of);
+        }
         return true;
     }
     // Asks for the state of the flows of eight frames classify_run took, to be there when
