@@ -85,9 +85,15 @@ LR_AVX512_TARGET inline __m512i buckets_of(__m512i v) {
     return _mm512_add_epi64(_mm512_slli_epi64(shift, kSubBits), _mm512_srlv_epi64(v, shift));
 }
 
-// Eight latencies `lat` into the receiver's histogram: their buckets, then their totals once.
-LR_AVX512_TARGET inline void add_eight(LatencyHistogram& hist, const uint64_t* buckets, __m512i lat) {
-    for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
+// Eight latencies `lat` into the receiver's histogram: their buckets (`bucket`, stored in
+// `buckets`), then their totals once. Eight in one bucket (frames stamped in one sending burst
+// and received in one: their latencies are equal) are one add of 8: added one by one, each add
+// waited for the one before through memory.
+LR_AVX512_TARGET inline void add_eight(LatencyHistogram& hist, __m512i bucket, const uint64_t* buckets, __m512i lat) {
+    if (_mm512_cmpeq_epi64_mask(bucket, _mm512_permutexvar_epi64(_mm512_setzero_si512(), bucket)) == 0xff)
+        hist.add_to_bucket(static_cast<unsigned>(buckets[0]), kRunFrames);
+    else
+        for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
     LatencyHistogram::Totals t;
     t.count = kRunFrames;
     t.sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(lat));
@@ -148,7 +154,7 @@ LR_AVX512_TARGET bool account_run8(const uint8_t* const* p, unsigned verified, c
     alignas(64) int64_t diffs[kRunFrames];
     _mm512_store_si512(buckets, bucket);
     _mm512_store_si512(diffs, scaled);
-    add_eight(hist, buckets, lat);
+    add_eight(hist, bucket, buckets, lat);
     st.jitter.add_scaled(diffs, kRunFrames, _mm_extract_epi64(_mm512_extracti64x2_epi64(lat, 3), 1));
     st.seq.next_in_order(kRunFrames);
     return true;
@@ -284,7 +290,8 @@ LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, boo
     using H = LatencyHistogram;
     static_assert(uint64_t{LatencyRun::kWide} < uint64_t{1} << (H::kMaxExp + 1));
     alignas(64) uint64_t fine[kRunFrames];
-    _mm512_store_si512(fine, buckets_of<H::kSubBits>(lat));
+    const __m512i fine_bucket = buckets_of<H::kSubBits>(lat);
+    _mm512_store_si512(fine, fine_bucket);
     if (mix) {
         // LatencyRun::add: the sum, the extremes (32 bits each), and the run of one bucket of
         // the stream's histogram, which ends where a latency falls in another.
@@ -311,7 +318,7 @@ LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, boo
         const unsigned j = static_cast<unsigned>(__builtin_ctz(m));
         st[j]->seq.keep_word_left(words_before[j]);
     }
-    add_eight(hist, fine, lat);
+    add_eight(hist, fine_bucket, fine, lat);
     return true;
 }
 
