@@ -86,11 +86,19 @@ LR_AVX512_TARGET inline __m512i buckets_of(__m512i v) {
 }
 
 // Eight latencies `lat` into the receiver's histogram: their buckets (`bucket`, stored in
-// `buckets`), then their totals once. Eight in one bucket (frames stamped in one sending burst
-// and received in one: their latencies are equal) are one add of 8: added one by one, each add
-// waited for the one before through memory.
+// `buckets`), then their totals once. Frames stamped in one sending burst and received in one
+// have equal latencies: eight equal ones are one add of 8 to their bucket and totals known
+// without reducing the lanes, and eight in one bucket one add of 8 (added one by one, each add
+// waited for the one before through memory).
 LR_AVX512_TARGET inline void add_eight(LatencyHistogram& hist, __m512i bucket, const uint64_t* buckets, __m512i lat) {
-    if (_mm512_cmpeq_epi64_mask(bucket, _mm512_permutexvar_epi64(_mm512_setzero_si512(), bucket)) == 0xff)
+    const __m512i first = _mm512_setzero_si512();  // lane 0, broadcast
+    if (_mm512_cmpeq_epi64_mask(lat, _mm512_permutexvar_epi64(first, lat)) == 0xff) {
+        const uint64_t l = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm512_castsi512_si128(lat)));
+        hist.add_to_bucket(static_cast<unsigned>(buckets[0]), kRunFrames);
+        hist.add(LatencyHistogram::Totals{kRunFrames, kRunFrames * l, l, l});
+        return;
+    }
+    if (_mm512_cmpeq_epi64_mask(bucket, _mm512_permutexvar_epi64(first, bucket)) == 0xff)
         hist.add_to_bucket(static_cast<unsigned>(buckets[0]), kRunFrames);
     else
         for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);

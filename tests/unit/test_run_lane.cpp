@@ -294,6 +294,25 @@ TEST(RunLane, AFewFlowsInterleavedAreClassifiedEightAtATimeWithTheSameResults) {
     check(script(52, 20'000, 8, 100, 100'000, every_mishap(2'000), true), 8, 5'000, false, 3'000);
 }
 
+TEST(RunLane, EqualLatenciesGoToTheHistogramAtOnceWithTheSameResults) {
+    // Frames stamped in one sending burst and received in one have equal latencies: eight equal
+    // ones are one add to their bucket, with the totals known (no lane reduced); eight in one
+    // bucket but not equal, one add to the bucket. Both, and eight in several buckets, against
+    // the frame-by-frame path: one latency for every frame, then two that alternate at random
+    // (some eights equal, most not), one flow and eight flows at a time, with and without a mix.
+    for (const uint64_t spread : {uint64_t{0}, uint64_t{1}, uint64_t{300}}) {
+        SCOPED_TRACE(spread);
+        check(script(70, 20'000, 1, 0, spread, {}), 4, 15'000);
+        const auto flows = script(71, 20'000, 64, 0, spread, {}, true);
+        check(flows, 64, 15'000, false, 15'000);
+        check(flows, 64, 15'000, true, 15'000);
+    }
+    const auto r = receive(script(72, 8'000, 1, 0, 0, {}), 4, true);
+    EXPECT_EQ(r->result.latency.count(), 8'000u);
+    EXPECT_EQ(r->result.latency.min(), r->result.latency.max());
+    EXPECT_EQ(r->result.latency.sum(), 8'000u * r->result.latency.min());
+}
+
 TEST(RunLane, EightFramesOfEightFlowsAreAccountedTogetherWithTheSameResults) {
     // 64 flows in turn: each eight of a burst are eight flows, each frame its flow's next, across
     // the sequence window's words (a flow's 64th frame starts a new one) and the 48-bit wrap.
