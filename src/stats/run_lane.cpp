@@ -76,6 +76,12 @@ LR_AVX512_TARGET inline __m512i timestamps(__m512i w48) {
     return _mm512_and_si512(reversed(w48), _mm512_set1_epi64(kMask48));
 }
 
+// Lane k of v.
+template <int k>
+LR_AVX512_TARGET inline int64_t lane(__m512i v) {
+    return _mm_extract_epi64(_mm512_extracti64x2_epi64(v, k / 2), k % 2);
+}
+
 // Histogram<kSubBits>::bucket_of for each lane's value below 2^(kMaxExp + 1) (no lane in the
 // last bucket's overflow): the shift is the top bit's index less kSubBits.
 template <unsigned kSubBits>
@@ -159,11 +165,16 @@ LR_AVX512_TARGET bool account_run8(const uint8_t* const* p, unsigned verified, c
     static_assert(Jitter::kScale == 1 << 12);
     // All eight are taken.
     alignas(64) uint64_t buckets[kRunFrames];
-    alignas(64) int64_t diffs[kRunFrames];
+
     _mm512_store_si512(buckets, bucket);
-    _mm512_store_si512(diffs, scaled);
+
     add_eight(hist, bucket, buckets, lat);
-    st.jitter.add_scaled(diffs, kRunFrames, _mm_extract_epi64(_mm512_extracti64x2_epi64(lat, 3), 1));
+    // The differences straight from the register: stored and loaded back, the first of them
+    // waited for the wide store, and the jitter's recurrence (one frame after another, and on
+    // from one eight to the next) with it.
+    const int64_t diffs[kRunFrames] = {lane<0>(scaled), lane<1>(scaled), lane<2>(scaled), lane<3>(scaled),
+                                       lane<4>(scaled), lane<5>(scaled), lane<6>(scaled), lane<7>(scaled)};
+    st.jitter.add_scaled(diffs, kRunFrames, lane<7>(lat));
     st.seq.next_in_order(kRunFrames);
     return true;
 }
