@@ -165,9 +165,7 @@ LR_AVX512_TARGET bool account_run8(const uint8_t* const* p, unsigned verified, c
     static_assert(Jitter::kScale == 1 << 12);
     // All eight are taken.
     alignas(64) uint64_t buckets[kRunFrames];
-
     _mm512_store_si512(buckets, bucket);
-
     add_eight(hist, bucket, buckets, lat);
     // The differences straight from the register: stored and loaded back, the first of them
     // waited for the wide store, and the jitter's recurrence (one frame after another, and on

@@ -209,9 +209,8 @@ private:
     // Frames [i, i + 8) for a lane: where they are (p), which the device checked the L4
     // checksum of (bit j of `verified`: frame i + j), whether any is not 60 bytes long
     // (`other_len` not 0), each frame's successors fetched kAhead frames ahead; their bytes on
-    // the wire added to `b`.
-    // The fetches first, for all eight (checked against the burst's end once where all of
-    // them lie within it), then the eight frames' headers read.
+    // the wire added to `b`. The eight fetches come first (checked against the burst's end once
+    // where all of them lie within it), then the eight headers are read.
     template <uint32_t kAhead, RxQueueOps Ops>
     [[gnu::always_inline]] void take_eight(Ops& ops, uint32_t i, uint32_t n, const uint8_t** p, unsigned& verified,
                                            uint32_t& other_len, uint64_t& b) {
