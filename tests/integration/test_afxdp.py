@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -301,3 +302,23 @@ def test_second_instance_named():
         p.send_signal(signal.SIGINT)
         check(r.returncode == 3 and "another linerate" in r.stderr and "XDP program id" in r.stderr,
               f"{r.returncode} {r.stderr}")
+
+
+def test_queue_freed_while_waiting_is_taken():
+    """The kernel frees a closed AF_XDP socket's queue a moment after its process ends, so a run
+    that starts just then finds the queue busy: it asks again for up to a second instead of
+    failing. Here the queue is still held by a live receiver when the run starts, which is
+    stopped 0.3 s later; the run must then take the queue and count every frame."""
+    with VethBed(unique("lxw"), same_ns=True) as bed, tempfile.TemporaryDirectory() as d:
+        p = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--rx", bed.ifb, "--duration", "30s",
+                                "--nonce", NONCE])
+        bed.wait_xdp(bed.nsa, bed.ifb, p)
+        q = bed.start(bed.nsa, [LINERATE, "run", "-q", "--backend", "afxdp", "--tx", bed.ifa, "--rx", bed.ifb,
+                                "--count", "2000", "--rate", "20000", "--json", f"{d}/r.json"])
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        out, err = q.communicate(timeout=60)
+        check(q.returncode == 0, f"exit {q.returncode}\n{out}\n{err}")
+        t = report(f"{d}/r.json")["totals"]
+        check(t["tx"]["packets"] == 2000 and t["rx"]["packets"] == 2000 and t["lost"] == 0, f"totals {t}")

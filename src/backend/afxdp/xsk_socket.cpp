@@ -39,43 +39,21 @@ XskSocket::XskSocket(const XskConfig& cfg) : cfg_(cfg), r_(new Rings) {
         throw EnvError(fmt::format("couldn't map {} MiB of UMEM for {} queue {}: {}", umem_size_ >> 20, cfg.ifname,
                                    cfg.queue, std::strerror(errno)));
     }
-    xsk_umem_config uc{};
-    uc.fill_size = 2 * cfg.ring;
-    uc.comp_size = 2 * cfg.ring;
-    uc.frame_size = kChunk;
-    uc.frame_headroom = 0;
-    if (int err = xsk_umem__create(&umem_, umem_area_, umem_size_, &r_->fill, &r_->comp, &uc); err) {
-        munmap(umem_area_, umem_size_);
-        delete r_;
-        rlimit ml{};
-        getrlimit(RLIMIT_MEMLOCK, &ml);
-        // The kernel pins the UMEM against RLIMIT_MEMLOCK unless the process holds CAP_IPC_LOCK.
-        if (err == -ENOBUFS || err == -ENOMEM || err == -EPERM)
-            if (ml.rlim_cur != RLIM_INFINITY && !util::has_capability(CAP_IPC_LOCK))
-                throw EnvError(fmt::format(
-                    "couldn't register {} MiB of UMEM for {} queue {}: {}; RLIMIT_MEMLOCK is {} KiB and this process "
-                    "lacks CAP_IPC_LOCK: raise the limit (ulimit -l, prlimit --memlock, LimitMEMLOCK= in a systemd "
-                    "unit), grant CAP_IPC_LOCK, or use fewer --descriptors",
-                    umem_size_ >> 20, cfg.ifname, cfg.queue, std::strerror(-err), ml.rlim_cur >> 10));
-        throw EnvError(fmt::format("couldn't register UMEM for {} queue {}: {}", cfg.ifname, cfg.queue,
-                                   std::strerror(-err)));
-    }
-    auto create = [&](uint16_t bind) {
-        xsk_socket_config sc{};
-        sc.rx_size = cfg.rx ? cfg.ring : 0;
-        sc.tx_size = cfg.tx ? cfg.ring : 0;
-        sc.libbpf_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // our own program, our own XSKMAP
-        sc.bind_flags = static_cast<uint16_t>(bind | XDP_USE_NEED_WAKEUP);
-        return xsk_socket__create(&xsk_, cfg.ifname.c_str(), cfg.queue, umem_, cfg.rx ? &r_->rx : nullptr,
-                                  cfg.tx ? &r_->tx : nullptr, &sc);
-    };
+    // A queue whose last socket was just closed (a run that ended a moment before, on this
+    // port) stays bound until the kernel's deferred release of that socket's buffer pool has
+    // run: bind() says EBUSY meanwhile. So EBUSY is tried again, with the UMEM registered anew
+    // each time, for up to kBusyTries x kBusyWait (a second) before it is reported; a queue
+    // that another live socket holds is reported after that second.
+    constexpr int kBusyTries = 50;
+    constexpr auto kBusyWait = std::chrono::milliseconds(20);
     int err = 0;
-    if (cfg.mode == spec::XskMode::copy) {
-        err = create(XDP_COPY);
-    } else {
-        err = create(XDP_ZEROCOPY);
-        zero_copy_ = err == 0;
-        if (err && cfg.mode == spec::XskMode::auto_mode) err = create(XDP_COPY);
+    for (int attempt = 1;; ++attempt) {
+        register_umem(cfg);
+        err = create_socket(cfg);
+        if (err != -EBUSY || attempt == kBusyTries) break;
+        xsk_umem__delete(umem_);
+        umem_ = nullptr;
+        std::this_thread::sleep_for(kBusyWait);
     }
     if (err) {
         xsk_umem__delete(umem_);
@@ -116,6 +94,50 @@ XskSocket::~XskSocket() {
     if (umem_) xsk_umem__delete(umem_);
     if (umem_area_) munmap(umem_area_, umem_size_);
     delete r_;
+}
+
+void XskSocket::register_umem(const XskConfig& cfg) {
+    xsk_umem_config uc{};
+    uc.fill_size = 2 * cfg.ring;
+    uc.comp_size = 2 * cfg.ring;
+    uc.frame_size = kChunk;
+    uc.frame_headroom = 0;
+    if (int err = xsk_umem__create(&umem_, umem_area_, umem_size_, &r_->fill, &r_->comp, &uc); err) {
+        umem_ = nullptr;
+        munmap(umem_area_, umem_size_);
+        umem_area_ = nullptr;
+        delete r_;
+        r_ = nullptr;
+        rlimit ml{};
+        getrlimit(RLIMIT_MEMLOCK, &ml);
+        // The kernel pins the UMEM against RLIMIT_MEMLOCK unless the process holds CAP_IPC_LOCK.
+        if (err == -ENOBUFS || err == -ENOMEM || err == -EPERM)
+            if (ml.rlim_cur != RLIM_INFINITY && !util::has_capability(CAP_IPC_LOCK))
+                throw EnvError(fmt::format(
+                    "couldn't register {} MiB of UMEM for {} queue {}: {}; RLIMIT_MEMLOCK is {} KiB and this process "
+                    "lacks CAP_IPC_LOCK: raise the limit (ulimit -l, prlimit --memlock, LimitMEMLOCK= in a systemd "
+                    "unit), grant CAP_IPC_LOCK, or use fewer --descriptors",
+                    umem_size_ >> 20, cfg.ifname, cfg.queue, std::strerror(-err), ml.rlim_cur >> 10));
+        throw EnvError(fmt::format("couldn't register UMEM for {} queue {}: {}", cfg.ifname, cfg.queue,
+                                   std::strerror(-err)));
+    }
+}
+
+int XskSocket::create_socket(const XskConfig& cfg) {
+    auto create = [&](uint16_t bind) {
+        xsk_socket_config sc{};
+        sc.rx_size = cfg.rx ? cfg.ring : 0;
+        sc.tx_size = cfg.tx ? cfg.ring : 0;
+        sc.libbpf_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // our own program, our own XSKMAP
+        sc.bind_flags = static_cast<uint16_t>(bind | XDP_USE_NEED_WAKEUP);
+        return xsk_socket__create(&xsk_, cfg.ifname.c_str(), cfg.queue, umem_, cfg.rx ? &r_->rx : nullptr,
+                                  cfg.tx ? &r_->tx : nullptr, &sc);
+    };
+    if (cfg.mode == spec::XskMode::copy) return create(XDP_COPY);
+    int err = create(XDP_ZEROCOPY);
+    zero_copy_ = err == 0;
+    if (err && cfg.mode == spec::XskMode::auto_mode) err = create(XDP_COPY);
+    return err;
 }
 
 int XskSocket::fd() const { return xsk_socket__fd(xsk_); }

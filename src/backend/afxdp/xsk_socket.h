@@ -70,6 +70,10 @@ public:
 private:
     struct Rings;
     void reclaim_stale();
+    // The constructor's steps: the UMEM registered over umem_area_ (throws, everything
+    // released, on failure), then the socket bound in cfg.mode (returns libxdp's error).
+    void register_umem(const XskConfig& cfg);
+    int create_socket(const XskConfig& cfg);
     XskConfig cfg_;
     void* umem_area_ = nullptr;
     size_t umem_size_ = 0;
