@@ -91,23 +91,27 @@ LR_AVX512_TARGET inline __m512i buckets_of(__m512i v) {
     return _mm512_add_epi64(_mm512_slli_epi64(shift, kSubBits), _mm512_srlv_epi64(v, shift));
 }
 
-// Eight latencies `lat` into the receiver's histogram: their buckets (`bucket`, stored in
-// `buckets`), then their totals once. Frames stamped in one sending burst and received in one
-// have equal latencies: eight equal ones are one add of 8 to their bucket and totals known
-// without reducing the lanes, and eight in one bucket one add of 8 (added one by one, each add
-// waited for the one before through memory).
-LR_AVX512_TARGET inline void add_eight(LatencyHistogram& hist, __m512i bucket, const uint64_t* buckets, __m512i lat) {
+// Eight latencies `lat` into the receiver's histogram: their buckets `bucket`, then their totals
+// once. Frames stamped in one sending burst and received in one have equal latencies: eight
+// equal ones are one add of 8 to their bucket and totals known without reducing the lanes, and
+// eight in one bucket one add of 8 (added one by one, each add waited for the one before
+// through memory).
+LR_AVX512_TARGET inline void add_eight(LatencyHistogram& hist, __m512i bucket, __m512i lat) {
     const __m512i first = _mm512_setzero_si512();  // lane 0, broadcast
+    const auto first_bucket = static_cast<unsigned>(lane<0>(bucket));
     if (_mm512_cmpeq_epi64_mask(lat, _mm512_permutexvar_epi64(first, lat)) == 0xff) {
-        const uint64_t l = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm512_castsi512_si128(lat)));
-        hist.add_to_bucket(static_cast<unsigned>(buckets[0]), kRunFrames);
+        const auto l = static_cast<uint64_t>(lane<0>(lat));
+        hist.add_to_bucket(first_bucket, kRunFrames);
         hist.add(LatencyHistogram::Totals{kRunFrames, kRunFrames * l, l, l});
         return;
     }
-    if (_mm512_cmpeq_epi64_mask(bucket, _mm512_permutexvar_epi64(first, bucket)) == 0xff)
-        hist.add_to_bucket(static_cast<unsigned>(buckets[0]), kRunFrames);
-    else
+    if (_mm512_cmpeq_epi64_mask(bucket, _mm512_permutexvar_epi64(first, bucket)) == 0xff) {
+        hist.add_to_bucket(first_bucket, kRunFrames);
+    } else {
+        alignas(64) uint64_t buckets[kRunFrames];
+        _mm512_store_si512(buckets, bucket);
         for (uint32_t j = 0; j < kRunFrames; ++j) hist.add_to_bucket(static_cast<unsigned>(buckets[j]), 1);
+    }
     LatencyHistogram::Totals t;
     t.count = kRunFrames;
     t.sum = static_cast<uint64_t>(_mm512_reduce_add_epi64(lat));
@@ -164,9 +168,7 @@ LR_AVX512_TARGET bool account_run8(const uint8_t* const* p, unsigned verified, c
     const __m512i scaled = _mm512_slli_epi64(_mm512_abs_epi64(_mm512_sub_epi64(lat, before)), 12);
     static_assert(Jitter::kScale == 1 << 12);
     // All eight are taken.
-    alignas(64) uint64_t buckets[kRunFrames];
-    _mm512_store_si512(buckets, bucket);
-    add_eight(hist, bucket, buckets, lat);
+    add_eight(hist, bucket, lat);
     // The differences straight from the register: stored and loaded back, the first of them
     // waited for the wide store, and the jitter's recurrence (one frame after another, and on
     // from one eight to the next) with it.
@@ -306,9 +308,7 @@ LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, boo
     // The receiver's buckets (below kWide, no value is beyond the last bucket).
     using H = LatencyHistogram;
     static_assert(uint64_t{LatencyRun::kWide} < uint64_t{1} << (H::kMaxExp + 1));
-    alignas(64) uint64_t fine[kRunFrames];
     const __m512i fine_bucket = buckets_of<H::kSubBits>(lat);
-    _mm512_store_si512(fine, fine_bucket);
     if (mix) {
         // LatencyRun::add: the sum, the extremes (32 bits each), and the run of one bucket of
         // the stream's histogram, which ends where a latency falls in another.
@@ -335,7 +335,7 @@ LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, boo
         const unsigned j = static_cast<unsigned>(__builtin_ctz(m));
         st[j]->seq.keep_word_left(words_before[j]);
     }
-    add_eight(hist, fine_bucket, fine, lat);
+    add_eight(hist, fine_bucket, lat);
     return true;
 }
 
