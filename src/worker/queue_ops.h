@@ -71,6 +71,16 @@ concept RxQueueOps = requires(T o, const T c, uint32_t i) {
     { o.idle() } -> std::same_as<void>;                   // nothing arrived: wake the kernel if it asks
 };
 
+// Queue operations that can take the next burst while they still hold the current one: its
+// frames then follow the current burst's (frames [n, n + m) of a current burst of n), and
+// release() frees the current burst and makes them the current one ([0, m)). A receiver that
+// measures its frames takes the next burst before it measures this one, so that the next
+// burst's first frames are fetched while this one's last are measured, instead of after.
+// (burst_time_ns(), where the operations have it: the time of the burst the last receive() or
+// receive_ahead() brought.)
+template <class Ops>
+concept HasLookahead = requires(Ops o) { { o.receive_ahead(0u) } -> std::convertible_to<uint32_t>; };
+
 // Reflect: receive, keep the frames to send back (rewritten in place), send them from the
 // same buffers, and count what the device accepted.
 template <class T>

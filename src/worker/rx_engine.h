@@ -19,14 +19,15 @@ bool rx_engine(Ops& ops, const WorkerConfig& w) {
     auto& c = *w.rx_counters;
     while (loop.running()) {
         stats::publish(c.polls, loop.poll());
-        if (q.step(ops)) loop.busy();
+        if (q.template step<true>(ops)) loop.busy();
         else loop.idle();
     }
     // Told to stop: frames already in the queue arrived before the end (a worker that waited
     // for its core when the drain ended finds them there) and are counted, not left for the
     // next trial's flush. Until the queue is empty, at most kFinalSweepBursts bursts.
-    for (uint32_t b = 0; b < kFinalSweepBursts && q.step(ops); ++b) {
+    for (uint32_t b = 0; b < kFinalSweepBursts && q.template step<true>(ops); ++b) {
     }
+    q.finish_held(ops);  // the burst taken ahead, if the sweep ended with one
     q.finish();
     return true;
 }

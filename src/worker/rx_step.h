@@ -41,29 +41,51 @@ public:
           cap_(r_.result->capture.active() ? &r_.result->capture : nullptr),
           sizes_(r_.result->sizes.empty() ? nullptr : r_.result->sizes.data()), fetch_flows_(meas_.fetch_flows()) {}
 
-    // One burst; returns the frames received (0: the queue was empty, and ops.idle() ran).
-    template <RxQueueOps Ops>
+    // One burst; returns the frames measured (0: the queue was empty, and ops.idle() ran).
+    // kLookahead (where the operations can, HasLookahead): signed frames are measured one burst
+    // behind the queue, the next burst taken before this one is measured (each burst keeps the
+    // time it was received at); finish_held() measures the last one held.
+    template <bool kLookahead = false, RxQueueOps Ops>
     [[gnu::always_inline]] uint32_t step(Ops& ops) {
         using stats::publish;
         meas_.poll();
-        const uint32_t n = ops.receive(r_.burst);
-        if (n == 0) {
-            ops.idle();
-            return 0;
+        // Many flows classified eight at a time ask twice as far ahead (classify_in_runs).
+        const uint32_t ahead = classify_lane_ ? kClassifyPrefetch : kPrefetch;
+        uint32_t n = 0;
+        bool fetched = false;  // its first frames were asked for while the burst before was measured
+        if constexpr (kLookahead && HasLookahead<Ops>) {
+            if (held_) {
+                n = held_;
+                last_ = held_ns_;
+                fetched = true;
+            }
         }
-        if constexpr (HasBurstTime<Ops>)
-            last_ = ops.burst_time_ns();
-        else
-            last_ = clk_.now();
+        if (!n) {
+            n = ops.receive(r_.burst);
+            if (n == 0) {
+                ops.idle();
+                return 0;
+            }
+            last_ = burst_time(ops);
+        }
+        end_ = n;
+        if constexpr (kLookahead && HasLookahead<Ops>) {
+            held_ = r_.sign && !no_lookahead_ ? ops.receive_ahead(r_.burst) : 0;
+            if (held_) {
+                held_ns_ = burst_time(ops);
+                end_ = n + held_;
+                if constexpr (HasBufferHeaders<Ops>)
+                    for (uint32_t i = n; i < end_ && i < n + 2 * ahead; ++i) ops.prefetch_meta(i);
+            }
+        }
         if (!first_) first_ = last_;
         meas_.burst_time(last_);
         // The frames were written by a device or another core: their first cache line is a
         // miss. Ask for the next ones while the current ones are classified. Where finding a
         // frame's data means reading a buffer header (an mbuf), that header is fetched twice as
-        // far ahead. (Plain frames are counted, not read.)
-        if (r_.sign) {
-            // Many flows classified eight at a time ask twice as far ahead (classify_in_runs).
-            const uint32_t ahead = classify_lane_ ? kClassifyPrefetch : kPrefetch;
+        // far ahead. (Plain frames are counted, not read.) Frames are asked for up to end_,
+        // into the burst taken ahead.
+        if (r_.sign && !fetched) {
             if constexpr (HasBufferHeaders<Ops>)
                 for (uint32_t i = 0; i < n && i < 2 * ahead; ++i) ops.prefetch_meta(i);
             for (uint32_t i = 0; i < n && i < ahead; ++i) __builtin_prefetch(ops.data(i));
@@ -102,6 +124,15 @@ public:
         meas_.publish(c_);
         return n;
     }
+    // After the last step with kLookahead: the burst it holds, measured (0: none held).
+    template <RxQueueOps Ops>
+    uint32_t finish_held(Ops& ops) {
+        if (!held_) return 0;
+        no_lookahead_ = true;
+        const uint32_t n = step<true>(ops);
+        no_lookahead_ = false;
+        return n;
+    }
     // Distinct test frames received so far.
     uint64_t unique() const { return meas_.unique(); }
     // Frames the eight-frame lane took (RxMeasure::run_frames), and of those, the frames
@@ -119,6 +150,14 @@ public:
     }
 
 private:
+    // The time of the burst the queue has just given.
+    template <RxQueueOps Ops>
+    [[gnu::always_inline]] uint64_t burst_time(Ops& ops) {
+        if constexpr (HasBurstTime<Ops>)
+            return ops.burst_time_ns();
+        else
+            return clk_.now();
+    }
     // A signed burst, each frame classified and accounted in turn; returns its bytes on the
     // wire. kFetchFlows: each frame's flow state is asked for kFlowAhead frames before.
     // kSized: each frame's successors fetched and its size counted here (false: the caller did).
@@ -134,7 +173,7 @@ private:
         // attribute takes GCC's own spelling, after the parameters.)
         auto next = [&](uint32_t i, lr_wire_sig& s, uint32_t& wire) __attribute__((always_inline)) {
             if constexpr (kSized) {
-                const uint64_t wb = fetch_ahead_and_size(ops, i, n);
+                const uint64_t wb = fetch_ahead_and_size(ops, i);
                 b += wb;
                 wire = static_cast<uint32_t>(wb);
             } else {
@@ -160,7 +199,7 @@ private:
             const uint8_t* p[stats::kRunFrames];
             uint32_t other_len = 0;
             unsigned verified = 0;
-            take_eight<kPrefetch>(ops, i, n, p, verified, other_len, b);
+            take_eight<kPrefetch>(ops, i, p, verified, other_len, b);
             if (other_len) [[unlikely]] {
                 account<false, false, false>(ops, n, i, i + stats::kRunFrames);
             } else if (!meas_.account_run(p, verified)) [[unlikely]] {
@@ -192,7 +231,7 @@ private:
             const uint8_t* p[stats::kRunFrames];
             uint32_t other_len = 0;
             unsigned verified = 0;
-            take_eight<kClassifyPrefetch>(ops, i, n, p, verified, other_len, b);
+            take_eight<kClassifyPrefetch>(ops, i, p, verified, other_len, b);
             const unsigned slot = last ^ 1;
             const bool took = !other_len && meas_.classify_run(p, verified, sigs_[slot]);
             if (took) meas_.prefetch_flows(sigs_[slot]);
@@ -212,9 +251,10 @@ private:
     // the wire added to `b`. The eight fetches come first (checked against the burst's end once
     // where all of them lie within it), then the eight headers are read.
     template <uint32_t kAhead, RxQueueOps Ops>
-    [[gnu::always_inline]] void take_eight(Ops& ops, uint32_t i, uint32_t n, const uint8_t** p, unsigned& verified,
+    [[gnu::always_inline]] void take_eight(Ops& ops, uint32_t i, const uint8_t** p, unsigned& verified,
                                            uint32_t& other_len, uint64_t& b) {
         constexpr uint32_t kMetaAhead = HasBufferHeaders<Ops> ? 2 * kAhead : kAhead;
+        const uint32_t n = end_;
         if (i + kMetaAhead + stats::kRunFrames <= n) [[likely]] {
             for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
                 if constexpr (HasBufferHeaders<Ops>) ops.prefetch_meta(i + kMetaAhead + j);
@@ -270,7 +310,8 @@ private:
     // The same for a signed frame, whose successors are fetched first: the frame kPrefetch
     // ahead, and its buffer header (where there is one) twice as far.
     template <uint32_t kAhead = kPrefetch, RxQueueOps Ops>
-    [[gnu::always_inline]] uint64_t fetch_ahead_and_size(Ops& ops, uint32_t i, uint32_t n) {
+    [[gnu::always_inline]] uint64_t fetch_ahead_and_size(Ops& ops, uint32_t i) {
+        const uint32_t n = end_;
         if constexpr (HasBufferHeaders<Ops>)
             if (i + 2 * kAhead < n) ops.prefetch_meta(i + 2 * kAhead);
         if (i + kAhead < n) __builtin_prefetch(ops.data(i + kAhead));
@@ -301,6 +342,13 @@ private:
     bool classify_lane_ = meas_.classify_lane();  // many flows: classified eight at a time (RxMeasure::classify_lane)
     stats::RunSigs sigs_[2];  // the signatures of the last two eights classify_run took
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
+    // The frames asked for ahead go up to end_ (the current burst's, then the burst taken ahead).
+    uint32_t end_ = 0;
+    // kLookahead: the burst taken ahead (its frames, its time), and whether to take none (the
+    // last one, finish_held).
+    uint32_t held_ = 0;
+    uint64_t held_ns_ = 0;
+    bool no_lookahead_ = false;
 };
 
 }  // namespace lr::worker

@@ -57,17 +57,71 @@ struct ScriptedOps {
     void idle() {}
 };
 
+// The same bursts, each taken a burst ahead where the receiver asks (worker::HasLookahead): the
+// frames of the burst taken ahead follow the current burst's until release(), and each burst
+// keeps its own receive time.
+struct LookaheadOps {
+    explicit LookaheadOps(const std::vector<Burst>& b) : bursts(b) {}
+    const std::vector<Burst>& bursts;
+    size_t next = 0;
+    struct Held {
+        std::unique_ptr<uint8_t[]> data;
+        uint32_t len;
+        bool verified;
+    };
+    std::vector<Held> held;  // the current burst's frames, then those of the burst taken ahead
+    uint32_t current = 0, ahead = 0;
+    uint64_t time = 0;  // the receive time of the burst the last receive() or receive_ahead() brought
+    uint64_t taken_ahead = 0;  // bursts receive_ahead() brought
+    uint32_t take() {
+        if (next == bursts.size()) return 0;
+        const Burst& b = bursts[next++];
+        time = b.rx_ns;
+        for (size_t i = 0; i < b.frames.size(); ++i) {
+            Held h{std::unique_ptr<uint8_t[]>(new uint8_t[b.frames[i].size()]), static_cast<uint32_t>(b.frames[i].size()),
+                   b.verified[i]};
+            std::copy(b.frames[i].begin(), b.frames[i].end(), h.data.get());
+            held.push_back(std::move(h));
+        }
+        return static_cast<uint32_t>(b.frames.size());
+    }
+    uint32_t receive(uint32_t) {
+        EXPECT_EQ(held.size(), 0u) << "a burst received over frames still held";
+        current = take();
+        return current;
+    }
+    uint32_t receive_ahead(uint32_t) {
+        ahead = take();
+        taken_ahead += ahead > 0;
+        return ahead;
+    }
+    uint64_t burst_time_ns() const { return time; }
+    const uint8_t* data(uint32_t i) const { return held.at(i).data.get(); }
+    uint32_t len(uint32_t i) const { return held.at(i).len; }
+    uint64_t wire_bytes(uint32_t i) const { return len(i) + uint64_t{packet::kFcsLen}; }
+    bool csum_verified(uint32_t i) const { return held.at(i).verified; }
+    void release() {
+        held.erase(held.begin(), held.begin() + current);
+        current = ahead;
+        ahead = 0;
+    }
+    void idle() {}
+};
+static_assert(worker::HasLookahead<LookaheadOps>);
+
 // What a receiver ended with.
 struct Outcome {
     stats::RxResult result;
     stats::QueueCounters counters;
     uint64_t run_frames = 0, flows_frames = 0;
+    uint64_t taken_ahead = 0;  // with lookahead: the bursts taken ahead
 };
 
 // mix: each stream is a stream of a mix, with its own latency histogram; mix_streams (not 0):
 // the flows are the streams of a mix of that many, flow f of stream f % mix_streams.
+// lookahead: each burst taken before the one before it is measured (RxQueue::step<true>).
 std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t streams, bool lane, bool mix = false,
-                                 uint32_t mix_streams = 0) {
+                                 uint32_t mix_streams = 0, bool lookahead = false) {
     stats::set_run_lane_enabled(lane);
     auto out = std::make_unique<Outcome>();
     if (mix) {
@@ -81,14 +135,20 @@ std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t stre
     w.rx.streams = streams;
     w.rx.result = &out->result;
     w.rx_counters = &out->counters;
-    {
-        worker::RxQueue q(w);
+    worker::RxQueue q(w);
+    if (lookahead) {
+        LookaheadOps ops(bursts);
+        while (ops.next < bursts.size()) q.step<true>(ops);
+        q.finish_held(ops);
+        EXPECT_TRUE(ops.held.empty()) << "frames left held";
+        out->taken_ahead = ops.taken_ahead;
+    } else {
         ScriptedOps ops(bursts);
         while (ops.next < bursts.size()) q.step(ops);
-        q.finish();
-        out->run_frames = q.run_frames();
-        out->flows_frames = q.flows_frames();
     }
+    q.finish();
+    out->run_frames = q.run_frames();
+    out->flows_frames = q.flows_frames();
     stats::set_run_lane_enabled(true);
     return out;
 }
@@ -214,6 +274,11 @@ void check(const std::vector<Burst>& bursts, uint32_t streams, uint64_t lane_at_
     const auto without = receive(bursts, streams, false, mix, mix_streams);
     EXPECT_EQ(without->run_frames, 0u);
     expect_same(*with, *without);
+    // Each burst taken a burst ahead: the same, down to every bucket.
+    const auto ahead = receive(bursts, streams, true, mix, mix_streams, true);
+    expect_same(*ahead, *without);
+    EXPECT_EQ(ahead->run_frames, with->run_frames);
+    EXPECT_GT(ahead->taken_ahead, bursts.size() / 2) << "too few bursts were taken ahead";
     if (stats::run_lane_supported()) {
         EXPECT_GE(with->run_frames, lane_at_least) << "the lane took too few of the frames";
         EXPECT_GE(with->flows_frames, flows_at_least) << "too few were accounted eight flows at a time";

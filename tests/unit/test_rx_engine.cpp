@@ -36,6 +36,23 @@ struct FakeQueue {
     void idle() {}
 };
 
+// The same queue, taken a burst ahead by a receiver that reads its frames (worker::HasLookahead).
+struct FakeLookaheadQueue : FakeQueue {
+    uint32_t ahead = 0;
+    uint32_t receive_ahead(uint32_t most) {
+        const uint32_t current = got;
+        ahead = receive(most);
+        got = current;
+        return ahead;
+    }
+    void release() {
+        got = ahead;
+        ahead = 0;
+    }
+    uint32_t held() const { return got + ahead; }
+};
+static_assert(worker::HasLookahead<FakeLookaheadQueue>);
+
 struct StoppedWorker {
     stats::RxResult result;
     stats::QueueCounters counters;
@@ -47,6 +64,13 @@ struct StoppedWorker {
         w.rx.result = &result;  // plain frames: each one counted
         w.rx_counters = &counters;
         w.ctl = &ctl;
+    }
+    // A receiver that reads its frames: signed (the fake's frames are not test frames, and are
+    // counted all the same), so it takes each burst before it measures the one before.
+    void sign() {
+        w.rx.sign = true;
+        w.rx.nonce = 1;
+        w.rx.streams = 1;
     }
 };
 
@@ -69,4 +93,28 @@ TEST(RxEngine, AQueueThatKeepsFillingDoesNotHoldTheStop) {
     EXPECT_TRUE(worker::rx_engine(q, sw.w));
     EXPECT_EQ(q.bursts, worker::kFinalSweepBursts);
     EXPECT_EQ(sw.counters.packets.load(), uint64_t{worker::kFinalSweepBursts} * 32);
+}
+
+TEST(RxEngine, ABurstTakenAheadIsMeasuredBeforeTheEngineEnds) {
+    StoppedWorker sw;
+    sw.sign();
+    FakeLookaheadQueue q;
+    q.waiting = 1000;
+    EXPECT_TRUE(worker::rx_engine(q, sw.w));
+    EXPECT_EQ(q.waiting, 0u);
+    EXPECT_EQ(q.held(), 0u);
+    EXPECT_EQ(sw.counters.packets.load(), 1000u);
+    EXPECT_EQ(sw.counters.bytes.load(), 1000u * 64);
+}
+
+TEST(RxEngine, AQueueThatKeepsFillingDoesNotHoldTheStopWhenTakenAhead) {
+    StoppedWorker sw;
+    sw.sign();
+    FakeLookaheadQueue q;
+    q.endless = true;
+    EXPECT_TRUE(worker::rx_engine(q, sw.w));
+    // The sweep's bursts, and the one its last step took ahead, measured after it.
+    EXPECT_EQ(q.bursts, uint64_t{worker::kFinalSweepBursts} + 1);
+    EXPECT_EQ(q.held(), 0u);
+    EXPECT_EQ(sw.counters.packets.load(), q.bursts * 32);
 }

@@ -137,6 +137,11 @@ public:
         n_ = rte_eth_rx_burst(port_, queue_, bufs_, static_cast<uint16_t>(burst));
         return n_;
     }
+    // The next burst, after the current one's frames (worker::HasLookahead).
+    uint32_t receive_ahead(uint32_t burst) {
+        ahead_ = rte_eth_rx_burst(port_, queue_, bufs_ + n_, static_cast<uint16_t>(burst));
+        return ahead_;
+    }
     uint8_t* data(uint32_t i) const { return rte_pktmbuf_mtod(bufs_[i], uint8_t*); }
     uint32_t len(uint32_t i) const { return rte_pktmbuf_data_len(bufs_[i]); }
     // + FCS, which the NIC strips
@@ -144,7 +149,13 @@ public:
     bool csum_verified(uint32_t i) const {
         return (bufs_[i]->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
     }
-    void release() { free_received(bufs_, n_); }
+    // Frees the current burst; the one taken ahead becomes the current one.
+    void release() {
+        free_received(bufs_, n_);
+        if (ahead_) std::memmove(bufs_, bufs_ + n_, ahead_ * sizeof(bufs_[0]));
+        n_ = ahead_;
+        ahead_ = 0;
+    }
     void idle() {}
     // The mbuf header says where the data is: the receive loop fetches it ahead. DPDK's
     // prefetch is an asm statement, which the compiler keeps: GCC 12 at -O3 left a
@@ -153,10 +164,10 @@ public:
 
 protected:
     uint16_t port_, queue_;
-    rte_mbuf* bufs_[kMaxBurst];
-    uint16_t n_ = 0;
+    rte_mbuf* bufs_[2 * kMaxBurst];  // the current burst, then the one taken ahead
+    uint16_t n_ = 0, ahead_ = 0;
 };
-static_assert(worker::RxQueueOps<DpdkRxOps>);
+static_assert(worker::RxQueueOps<DpdkRxOps> && worker::HasLookahead<DpdkRxOps>);
 
 // Receives on an RX queue and sends back on the TX queue of the same index.
 class DpdkReflectOps : public DpdkRxOps {
