@@ -248,8 +248,8 @@ private:
     // Frames [i, i + 8) for a lane: where they are (p), which the device checked the L4
     // checksum of (bit j of `verified`: frame i + j), whether any is not 60 bytes long
     // (`other_len` not 0), each frame's successors fetched kAhead frames ahead; their bytes on
-    // the wire added to `b`. The eight fetches come first (checked against the burst's end once
-    // where all of them lie within it), then the eight headers are read.
+    // the wire added to `b`. The eight fetches come first (checked against end_, the burst taken
+    // ahead included, once where all of them lie within it), then the eight headers are read.
     template <uint32_t kAhead, RxQueueOps Ops>
     [[gnu::always_inline]] void take_eight(Ops& ops, uint32_t i, const uint8_t** p, unsigned& verified,
                                            uint32_t& other_len, uint64_t& b) {
@@ -308,7 +308,7 @@ private:
         return wb;
     }
     // The same for a signed frame, whose successors are fetched first: the frame kPrefetch
-    // ahead, and its buffer header (where there is one) twice as far.
+    // ahead, and its buffer header (where there is one) twice as far (up to end_).
     template <uint32_t kAhead = kPrefetch, RxQueueOps Ops>
     [[gnu::always_inline]] uint64_t fetch_ahead_and_size(Ops& ops, uint32_t i) {
         const uint32_t n = end_;
