@@ -81,6 +81,11 @@ concept RxQueueOps = requires(T o, const T c, uint32_t i) {
 template <class Ops>
 concept HasLookahead = requires(Ops o) { { o.receive_ahead(0u) } -> std::convertible_to<uint32_t>; };
 
+// Queue operations that can ask for a frame's data without reading its buffer header first,
+// where the data usually lies (a hint: a wrong guess costs a useless fetch, nothing else).
+template <class Ops>
+concept HasDataHint = requires(const Ops c) { c.prefetch_data(0u); };
+
 // Reflect: receive, keep the frames to send back (rewritten in place), send them from the
 // same buffers, and count what the device accepted.
 template <class T>

@@ -150,6 +150,16 @@ public:
     }
 
 private:
+    // Frame i's data asked for: where the operations can say where it usually lies without
+    // reading its buffer header, there (the header may not have come yet); else where the
+    // header says.
+    template <RxQueueOps Ops>
+    [[gnu::always_inline]] static void fetch_data(Ops& ops, uint32_t i) {
+        if constexpr (HasDataHint<Ops>)
+            ops.prefetch_data(i);
+        else
+            __builtin_prefetch(ops.data(i));
+    }
     // The time of the burst the queue has just given.
     template <RxQueueOps Ops>
     [[gnu::always_inline]] uint64_t burst_time(Ops& ops) {
@@ -258,13 +268,13 @@ private:
         if (i + kMetaAhead + stats::kRunFrames <= n) [[likely]] {
             for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
                 if constexpr (HasBufferHeaders<Ops>) ops.prefetch_meta(i + kMetaAhead + j);
-                __builtin_prefetch(ops.data(i + kAhead + j));
+                fetch_data(ops, i + kAhead + j);
             }
         } else {
             for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
                 if constexpr (HasBufferHeaders<Ops>)
                     if (i + kMetaAhead + j < n) ops.prefetch_meta(i + kMetaAhead + j);
-                if (i + kAhead + j < n) __builtin_prefetch(ops.data(i + kAhead + j));
+                if (i + kAhead + j < n) fetch_data(ops, i + kAhead + j);
             }
         }
         for (uint32_t j = 0; j < stats::kRunFrames; ++j) {
@@ -314,7 +324,7 @@ private:
         const uint32_t n = end_;
         if constexpr (HasBufferHeaders<Ops>)
             if (i + 2 * kAhead < n) ops.prefetch_meta(i + 2 * kAhead);
-        if (i + kAhead < n) __builtin_prefetch(ops.data(i + kAhead));
+        if (i + kAhead < n) fetch_data(ops, i + kAhead);
         return size_of(ops, i);
     }
     // The burst's frames into the capture, classified again (by the same rules) only when the
