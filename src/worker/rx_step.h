@@ -44,7 +44,8 @@ public:
     // One burst; returns the frames measured (0: the queue was empty, and ops.idle() ran).
     // kLookahead (where the operations can, HasLookahead): signed frames are measured one burst
     // behind the queue, the next burst taken before this one is measured (each burst keeps the
-    // time it was received at); finish_held() measures the last one held.
+    // time it was received at). A burst held is measured first, with or without kLookahead
+    // (finish_held: the last one).
     template <bool kLookahead = false, RxQueueOps Ops>
     [[gnu::always_inline]] uint32_t step(Ops& ops) {
         using stats::publish;
@@ -53,7 +54,7 @@ public:
         const uint32_t ahead = classify_lane_ ? kClassifyPrefetch : kPrefetch;
         uint32_t n = 0;
         bool fetched = false;  // its first frames were asked for while the burst before was measured
-        if constexpr (kLookahead && HasLookahead<Ops>) {
+        if constexpr (HasLookahead<Ops>) {
             if (held_) {
                 n = held_;
                 last_ = held_ns_;
@@ -70,7 +71,7 @@ public:
         }
         end_ = n;
         if constexpr (kLookahead && HasLookahead<Ops>) {
-            held_ = r_.sign && !no_lookahead_ ? ops.receive_ahead(r_.burst) : 0;
+            held_ = r_.sign ? ops.receive_ahead(r_.burst) : 0;
             if (held_) {
                 held_ns_ = burst_time(ops);
                 end_ = n + held_;
@@ -88,7 +89,7 @@ public:
         if (r_.sign && !fetched) {
             if constexpr (HasBufferHeaders<Ops>)
                 for (uint32_t i = 0; i < n && i < 2 * ahead; ++i) ops.prefetch_meta(i);
-            for (uint32_t i = 0; i < n && i < ahead; ++i) __builtin_prefetch(ops.data(i));
+            for (uint32_t i = 0; i < n && i < ahead; ++i) fetch_data(ops, i);
         }
         uint64_t b = 0;
         if (r_.sign && run_lane_) {
@@ -127,11 +128,7 @@ public:
     // After the last step with kLookahead: the burst it holds, measured (0: none held).
     template <RxQueueOps Ops>
     uint32_t finish_held(Ops& ops) {
-        if (!held_) return 0;
-        no_lookahead_ = true;
-        const uint32_t n = step<true>(ops);
-        no_lookahead_ = false;
-        return n;
+        return held_ ? step<false>(ops) : 0;
     }
     // Distinct test frames received so far.
     uint64_t unique() const { return meas_.unique(); }
@@ -354,11 +351,9 @@ private:
     uint64_t packets_ = 0, bytes_ = 0, first_ = 0, last_ = 0;
     // The frames asked for ahead go up to end_ (the current burst's, then the burst taken ahead).
     uint32_t end_ = 0;
-    // kLookahead: the burst taken ahead (its frames, its time), and whether to take none (the
-    // last one, finish_held).
+    // kLookahead: the burst taken ahead (its frames, its time).
     uint32_t held_ = 0;
     uint64_t held_ns_ = 0;
-    bool no_lookahead_ = false;
 };
 
 }  // namespace lr::worker

@@ -31,37 +31,11 @@ struct Burst {
 };
 
 // Bursts handed out one at a time, each frame in a heap buffer of its exact size (a sanitizer
-// or valgrind sees any read beyond it), with the burst's own receive time.
+// or valgrind sees any read beyond it), with the burst's own receive time; each taken a burst
+// ahead where the receiver asks (worker::HasLookahead): the frames of the burst taken ahead
+// follow the current burst's until release().
 struct ScriptedOps {
     explicit ScriptedOps(const std::vector<Burst>& b) : bursts(b) {}
-    const std::vector<Burst>& bursts;
-    size_t next = 0;
-    std::vector<std::unique_ptr<uint8_t[]>> held;
-    const Burst* cur = nullptr;
-    uint32_t receive(uint32_t) {
-        if (next == bursts.size()) return 0;
-        cur = &bursts[next++];
-        held.clear();
-        for (const auto& f : cur->frames) {
-            held.emplace_back(new uint8_t[f.size()]);
-            std::copy(f.begin(), f.end(), held.back().get());
-        }
-        return static_cast<uint32_t>(cur->frames.size());
-    }
-    uint64_t burst_time_ns() const { return cur->rx_ns; }
-    const uint8_t* data(uint32_t i) const { return held[i].get(); }
-    uint32_t len(uint32_t i) const { return static_cast<uint32_t>(cur->frames[i].size()); }
-    uint64_t wire_bytes(uint32_t i) const { return len(i) + uint64_t{packet::kFcsLen}; }
-    bool csum_verified(uint32_t i) const { return cur->verified[i]; }
-    void release() {}
-    void idle() {}
-};
-
-// The same bursts, each taken a burst ahead where the receiver asks (worker::HasLookahead): the
-// frames of the burst taken ahead follow the current burst's until release(), and each burst
-// keeps its own receive time.
-struct LookaheadOps {
-    explicit LookaheadOps(const std::vector<Burst>& b) : bursts(b) {}
     const std::vector<Burst>& bursts;
     size_t next = 0;
     struct Held {
@@ -107,7 +81,7 @@ struct LookaheadOps {
     }
     void idle() {}
 };
-static_assert(worker::HasLookahead<LookaheadOps>);
+static_assert(worker::HasLookahead<ScriptedOps>);
 
 // What a receiver ended with.
 struct Outcome {
@@ -136,16 +110,15 @@ std::unique_ptr<Outcome> receive(const std::vector<Burst>& bursts, uint32_t stre
     w.rx.result = &out->result;
     w.rx_counters = &out->counters;
     worker::RxQueue q(w);
+    ScriptedOps ops(bursts);
     if (lookahead) {
-        LookaheadOps ops(bursts);
         while (ops.next < bursts.size()) q.step<true>(ops);
         q.finish_held(ops);
         EXPECT_TRUE(ops.held.empty()) << "frames left held";
-        out->taken_ahead = ops.taken_ahead;
     } else {
-        ScriptedOps ops(bursts);
         while (ops.next < bursts.size()) q.step(ops);
     }
+    out->taken_ahead = ops.taken_ahead;
     q.finish();
     out->run_frames = q.run_frames();
     out->flows_frames = q.flows_frames();
