@@ -49,6 +49,10 @@ struct alignas(64) StreamRx {
     uint64_t latency_max() const { return std::max<uint64_t>(latency.max, wide_max); }
 };
 static_assert(sizeof(Jitter) + sizeof(LatencyRun) + SeqTracker::kHotBytes <= 64);
+// Two lines a stream: with thousands of streams, their first lines lie close together (the
+// tracker's window lies apart). 1152 bytes a stream, with the window in it, gave 4096 streams on
+// the net_ring pair 3 % fewer frames a second (docs/benchmarks.md).
+static_assert(sizeof(StreamRx) == 128);
 
 // What an RX worker hands to the control thread when it ends.
 struct RxResult {

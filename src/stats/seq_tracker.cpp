@@ -17,7 +17,7 @@ uint64_t SeqTracker::extend_slow(uint64_t wire, unsigned bits) const {
 
 void SeqTracker::clear_range(uint64_t from, uint64_t to) {
     if (to - from >= kWords * 64) {
-        bits_.fill(0);
+        bits_.clear();
         return;
     }
     for (uint64_t s = from; s < to; ++s) {

@@ -42,6 +42,27 @@ TEST(SeqTracker, AddSaysWhatArrived) {
     EXPECT_EQ(t.add(3), A::late);
 }
 
+// The window lies apart from the tracker: a copy (or an assignment) has a window of its own,
+// with what the original had seen, and a moved tracker keeps it.
+TEST(SeqTracker, ACopyHasAWindowOfItsOwn) {
+    using A = SeqTracker::Arrival;
+    SeqTracker a;
+    for (uint64_t s = 0; s < 200; s += 2) a.add(s);  // the odd ones missing, across several words
+    SeqTracker b = a;
+    EXPECT_EQ(b.add(101), A::reordered);
+    EXPECT_EQ(b.add(100), A::duplicate);
+    EXPECT_EQ(a.add(101), A::reordered) << "the copy's arrival must not be in the original's window";
+    SeqTracker c;
+    c = b;
+    EXPECT_EQ(c.add(101), A::duplicate);
+    EXPECT_EQ(c.add(103), A::reordered);
+    EXPECT_EQ(b.add(103), A::reordered) << "the assigned tracker's arrival must not be in its source's window";
+    const SeqTracker moved = std::move(c);
+    EXPECT_EQ(moved.counts().received, 102u);
+    EXPECT_EQ(moved.counts().reordered, 2u);
+    EXPECT_EQ(moved.counts().duplicates, 2u);
+}
+
 TEST(SeqTracker, SwappedPairsAreReorderedNotLost) {
     SeqTracker t;
     for (uint64_t s = 0; s < 1000; s += 2) {
