@@ -229,6 +229,29 @@ LR_AVX512_TARGET inline void transpose8(const __m512i* r, __m512i* c) {
     }
 }
 
+// Eight runs that ended (every lane's: `same` none) of flows `id`, in buckets `bucket`, of
+// `count` frames, into their counters, where each flow is a stream of its own, the eight flows
+// are consecutive, the eight runs are in one bucket, and no counter reaches 65,535: their eight
+// counters lie side by side, one load, add and store. False: nothing was added. (Taking eights
+// where only some runs ended too, adding 0 for the others, was slower on the net_ring pair.)
+LR_AVX512_TARGET inline bool end_side_by_side(OwnStreamCounters own, __m512i id, __m512i bucket, __m512i count,
+                                              __mmask8 same) {
+    if (!own.counts || same) return false;
+    const __m512i first = _mm512_setzero_si512();  // lane 0, broadcast
+    const __m512i consecutive = _mm512_add_epi64(_mm512_permutexvar_epi64(first, id), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    if (_mm512_cmpeq_epi64_mask(id, consecutive) != 0xff ||
+        _mm512_cmpeq_epi64_mask(bucket, _mm512_permutexvar_epi64(first, bucket)) != 0xff ||
+        _mm512_cmpge_epu64_mask(count, _mm512_set1_epi64(0xffff)))
+        return false;
+    uint16_t* const at = own.counts + static_cast<uint64_t>(lane<0>(bucket)) * own.streams + static_cast<uint64_t>(lane<0>(id));
+    const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    const __m128i sum = _mm_add_epi16(before, _mm512_cvtepi64_epi16(count));
+    // A counter that would reach 65,535 (or wrap) goes to BucketsByStream::add, which spills.
+    if (_mm_cmplt_epu16_mask(sum, before) | _mm_cmpeq_epi16_mask(sum, _mm_set1_epi16(-1))) return false;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(at), sum);
+    return true;
+}
+
 }  // namespace
 
 LR_AVX512_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified, const RunHeader& header,
@@ -258,7 +281,7 @@ LR_AVX512_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified, 
 }
 
 LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist,
-                                       uint64_t now48, EndedRunsOf8& ended) {
+                                       uint64_t now48, EndedRunsOf8& ended, OwnStreamCounters own) {
     // A flow's first cache line, a word a column: the jitter (J scaled, the last transit), the
     // latency run (its sum, extremes and run), the sequence tracker's hot bytes.
     enum Column { kJitter, kLastTransit, kLatencySum, kLatencyExtremes, kLatencyRun, kReceived, kHighest, kWord };
@@ -321,9 +344,14 @@ LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, boo
         const __m512i run = c[kLatencyRun];
         const __m512i run_bucket = _mm512_and_si512(run, _mm512_set1_epi64(LatencyRun::kBucketMask));
         const __mmask8 same = _mm512_cmpeq_epi64_mask(run_bucket, b);
-        ended.mask = static_cast<__mmask8>(~same);
-        _mm512_store_si512(ended.bucket, run_bucket);
-        _mm512_store_si512(ended.count, _mm512_srli_epi64(run, LatencyRun::kBucketBits));
+        const __m512i count = _mm512_srli_epi64(run, LatencyRun::kBucketBits);
+        if (!end_side_by_side(own, id, run_bucket, count, same)) {
+            ended.mask = static_cast<__mmask8>(~same);
+            _mm512_store_si512(ended.bucket, run_bucket);
+            _mm512_store_si512(ended.count, count);
+        } else {
+            ended.mask = 0;
+        }
         const __m512i one = _mm512_set1_epi64(LatencyRun::kOne);
         c[kLatencyRun] = _mm512_mask_blend_epi64(same, _mm512_or_si512(b, one), _mm512_add_epi64(run, one));
     } else {

@@ -75,7 +75,15 @@ struct EndedRunsOf8 {
 // latency runs are kept (a mix's), and those that ended are in `ended`; the histogram `hist`
 // gets the buckets and totals. `now48`: the burst's clock, modulo 2^48. False: none was taken,
 // and nothing changed.
+// `own`: a mix's bucket table (stats::BucketsByStream) where each flow is a stream of its own
+// (flow f is stream f), else null counts. Eight runs ended by eight consecutive flows in one
+// bucket are then added to their eight counters, which lie side by side, in the lane, and none is
+// in `ended` (unless a counter would reach its 16-bit limit: then all eight are).
+struct OwnStreamCounters {
+    uint16_t* counts = nullptr;  // bucket b's counter of stream m: counts[b * streams + m]
+    uint64_t streams = 0;
+};
 bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist, uint64_t now48,
-                    EndedRunsOf8& ended);
+                    EndedRunsOf8& ended, OwnStreamCounters own = {});
 
 }  // namespace lr::stats

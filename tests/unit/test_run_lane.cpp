@@ -428,3 +428,28 @@ TEST(RunLane, AStreamsBucketCountersCarryPast16BitsIntoItsHistogram) {
         for (const uint16_t c : r->result.stream_buckets) ASSERT_EQ(c, 0u);
     }
 }
+
+TEST(RunLane, EightFlowsOfTheirOwnStreamsEndingRunsInOneBucketAreAddedSideBySide) {
+    // 64 flows in turn, each a stream of its own, latencies 2 us and 4 us in turn: each eight
+    // flows' frames end their runs, all in one bucket, and their eight counters lie side by side
+    // (added in the lane). Against the frame-by-frame path, down to every bucket.
+    check(alternating(64, 600, 2'000, 4'000), 64, 30'000, true, 30'000, 64);
+    // 24 flows of their own streams (more than RxMeasure::kFetchFlowsAbove), 140,000 frames
+    // each: each stream's two buckets are ended into 70,000 times, beyond the table's 16-bit
+    // counters, which then go through the ended runs and spill into the stream's histogram.
+    const auto bursts = alternating(24, 140'000, 2'000, 4'000);
+    const auto with = receive(bursts, 24, true, true);
+    const auto without = receive(bursts, 24, false, true);
+    expect_same(*with, *without);
+    for (uint32_t m = 0; m < 24; ++m) {
+        SCOPED_TRACE(m);
+        const auto& h = with->result.stream_latency.at(m);
+        EXPECT_EQ(h.count(), 140'000u);
+        EXPECT_EQ(h.count_of(2'000), 70'000u);
+        EXPECT_EQ(h.count_of(4'000), 70'000u);
+    }
+    if (stats::run_lane_supported()) {
+        EXPECT_GE(with->flows_frames, 3'000'000u);
+    }
+    for (const uint16_t c : with->result.stream_buckets) ASSERT_EQ(c, 0u);
+}
