@@ -1,5 +1,7 @@
 """What every part of check_deploy.py shares: the repository's root and the report of checks."""
 import os
+import shutil
+import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -32,3 +34,28 @@ def expect_refused(rep, label, errors, needle):
               f"expected an error containing {needle!r}, got {errors[:3] if errors else 'none'}")
     if hit:
         print(f"     ({hit[0].strip()})")
+
+
+def report_outcome(rep, errors, notes, summary):
+    """A part's findings: each error a failure; with none, each note and the summary a pass."""
+    for e in errors:
+        rep.fail(e)
+    if not errors:
+        for n in notes:
+            rep.ok(n)
+        rep.ok(summary)
+
+
+def refuse_broken_copy(rep, label, src_dir, fname, old, new, needle, check, count=1):
+    """A copy of src_dir whose fname has `old` replaced by `new` (count times) must be refused by
+    check(copy's directory), which returns its errors, for the reason it was broken for."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t = os.path.join(tmp, os.path.basename(src_dir))
+        shutil.copytree(src_dir, t)
+        p = os.path.join(t, fname)
+        text = open(p).read()
+        if text.count(old) < count:
+            rep.fail(f"broken copy {label}: {old!r} not in {fname}")
+            return
+        open(p, "w").write(text.replace(old, new, count))
+        expect_refused(rep, label, check(t), needle)

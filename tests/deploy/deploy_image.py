@@ -6,7 +6,7 @@ import subprocess
 import sys
 import tempfile
 
-from deploy_common import ROOT, expect_refused
+from deploy_common import ROOT, expect_refused, report_outcome
 
 # The image
 
@@ -164,13 +164,9 @@ def part_image(rep):
     needed = needed_packages(binary)
     print(f"     linked: {', '.join(f'{s} ({p})' for s, p in sorted(needed.items()))}")
     errors, notes = check_dockerfile(dfile, ignore, needed)
-    for e in errors:
-        rep.fail(e)
-    if not errors:
-        for n in notes:
-            rep.ok(n)
-        rep.ok("stages debian:12 (scripts/deps.sh release, meson release) and debian:12-slim; ENTRYPOINT "
-               "/usr/local/bin/linerate; what the build copies is in the context, build/ and .git are not")
+    report_outcome(rep, errors, notes,
+                   "stages debian:12 (scripts/deps.sh release, meson release) and debian:12-slim; ENTRYPOINT "
+                   "/usr/local/bin/linerate; what the build copies is in the context, build/ and .git are not")
 
     def broken(label, fname, old, new, needle, lint=False):
         with tempfile.TemporaryDirectory() as tmp:

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import tempfile
 
-from deploy_common import ROOT, expect_refused
+from deploy_common import ROOT, refuse_broken_copy, report_outcome
 
 # Kubernetes
 
@@ -285,28 +285,14 @@ def check_k8s_dir(kdir, kubectl=True):
 def part_k8s(rep):
     kdir = os.path.join(ROOT, "deploy", "k8s")
     errors, notes = check_k8s_dir(kdir)
-    for e in errors:
-        rep.fail(e)
-    if not errors:
-        for n in notes:
-            rep.ok(n)
-        rep.ok("engines: host network, node selector, capabilities, host label from spec.nodeName, probes, "
-               "scrape annotations, DPDK hugepages and VFs; controller: location map ConfigMap; selectors")
+    report_outcome(rep, errors, notes,
+                   "engines: host network, node selector, capabilities, host label from spec.nodeName, probes, "
+                   "scrape annotations, DPDK hugepages and VFs; controller: location map ConfigMap; selectors")
 
     # Broken copies, each with one fault, must be refused (schema faults without kubectl: the same
     # validator; the others by the checks above).
     def broken(label, fname, old, new, needle, count=1):
-        with tempfile.TemporaryDirectory() as tmp:
-            t = os.path.join(tmp, "k8s")
-            shutil.copytree(kdir, t)
-            p = os.path.join(t, fname)
-            text = open(p).read()
-            if text.count(old) < count:
-                rep.fail(f"broken copy {label}: {old!r} not in {fname}")
-                return
-            open(p, "w").write(text.replace(old, new, count))
-            errs, _ = check_k8s_dir(t, kubectl=False)
-            expect_refused(rep, label, errs, needle)
+        refuse_broken_copy(rep, label, kdir, fname, old, new, needle, lambda t: check_k8s_dir(t, kubectl=False)[0], count)
 
     broken("hostNetwork as a string", "engine-afxdp.yaml", "hostNetwork: true", 'hostNetwork: "yes"',
            "spec.template.spec.hostNetwork: 'yes' is not of type 'boolean'")

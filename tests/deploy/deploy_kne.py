@@ -1,10 +1,8 @@
 """check_deploy.py kne: deploy/kne's topology. KNE topology: openconfig/kne's Topology message in protobuf text format."""
 import os
 import re
-import shutil
-import tempfile
 
-from deploy_common import ROOT, expect_refused
+from deploy_common import ROOT, refuse_broken_copy, report_outcome
 from deploy_k8s import OTG_PORT, arg_after, check_location_map
 
 # KNE topology: openconfig/kne's Topology message in protobuf text format. The fields this check
@@ -268,26 +266,12 @@ def part_kne(rep):
     kdir = os.path.join(ROOT, "deploy", "kne")
     entry = dockerfile_entrypoint()
     errors, notes = check_kne_dir(kdir, entry)
-    for e in errors:
-        rep.fail(e)
-    if not errors:
-        for n in notes:
-            rep.ok(n)
-        rep.ok(f"engines' and controller's command is the image's entrypoint {entry}; every interface the "
-               "nodes' arguments name is linked")
+    report_outcome(rep, errors, notes,
+                   f"engines' and controller's command is the image's entrypoint {entry}; every interface the "
+                   "nodes' arguments name is linked")
 
     def broken(label, fname, old, new, needle):
-        with tempfile.TemporaryDirectory() as tmp:
-            t = os.path.join(tmp, "kne")
-            shutil.copytree(kdir, t)
-            p = os.path.join(t, fname)
-            text = open(p).read()
-            if old not in text:
-                rep.fail(f"broken copy {label}: {old!r} not in {fname}")
-                return
-            open(p, "w").write(text.replace(old, new, 1))
-            errs, _ = check_kne_dir(t, entry)
-            expect_refused(rep, label, errs, needle)
+        refuse_broken_copy(rep, label, kdir, fname, old, new, needle, lambda t: check_kne_dir(t, entry)[0])
 
     broken("a link to an undeclared node", "linerate.pbtxt", 'a_node: "engine-b"', 'a_node: "engine-c"',
            "'engine-c' is not a node")
