@@ -5,7 +5,7 @@
 // word that holds it, kept apart from the ring) is the tracker's first 24 bytes: with thousands
 // of streams, part of one cache line a frame (stats::StreamRx), not two; the word goes to the
 // ring once every 64 sequences. The counts of rarer arrivals (reordered, duplicate, late) follow,
-// and then where the ring lies: apart, so that a tracker is 56 bytes, not 1080, and thousands of
+// and then where the ring lies: apart, so that a tracker is 56 bytes, not 1,072, and thousands of
 // streams' hot bytes lie close together.
 #pragma once
 #include <algorithm>
