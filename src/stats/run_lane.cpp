@@ -234,16 +234,17 @@ LR_AVX512_TARGET inline void transpose8(const __m512i* r, __m512i* c) {
 // are consecutive, the eight runs are in one bucket, and no counter reaches 65,535: their eight
 // counters lie side by side, one load, add and store. False: nothing was added. (Taking eights
 // where only some runs ended too, adding 0 for the others, was slower on the net_ring pair.)
-LR_AVX512_TARGET inline bool end_side_by_side(OwnStreamCounters own, __m512i id, __m512i bucket, __m512i count,
+LR_AVX512_TARGET inline bool end_side_by_side(const BucketsByStream* own, __m512i id, __m512i bucket, __m512i count,
                                               __mmask8 same) {
-    if (!own.counts || same) return false;
+    if (!own || same) return false;
     const __m512i first = _mm512_setzero_si512();  // lane 0, broadcast
     const __m512i consecutive = _mm512_add_epi64(_mm512_permutexvar_epi64(first, id), _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     if (_mm512_cmpeq_epi64_mask(id, consecutive) != 0xff ||
         _mm512_cmpeq_epi64_mask(bucket, _mm512_permutexvar_epi64(first, bucket)) != 0xff ||
         _mm512_cmpge_epu64_mask(count, _mm512_set1_epi64(0xffff)))
         return false;
-    uint16_t* const at = own.counts + static_cast<uint64_t>(lane<0>(bucket)) * own.streams + static_cast<uint64_t>(lane<0>(id));
+    BucketsByStream::Counter* const at =
+        own->counter(static_cast<unsigned>(lane<0>(bucket)), static_cast<uint32_t>(lane<0>(id)));
     const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
     const __m128i sum = _mm_add_epi16(before, _mm512_cvtepi64_epi16(count));
     // A counter that would reach 65,535 (or wrap) goes to BucketsByStream::add, which spills.
@@ -281,7 +282,7 @@ LR_AVX512_TARGET bool classify_run8(const uint8_t* const* p, unsigned verified, 
 }
 
 LR_AVX512_TARGET bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist,
-                                       uint64_t now48, EndedRunsOf8& ended, OwnStreamCounters own) {
+                                       uint64_t now48, EndedRunsOf8& ended, const BucketsByStream* own) {
     // A flow's first cache line, a word a column: the jitter (J scaled, the last transit), the
     // latency run (its sum, extremes and run), the sequence tracker's hot bytes.
     enum Column { kJitter, kLastTransit, kLatencySum, kLatencyExtremes, kLatencyRun, kReceived, kHighest, kWord };

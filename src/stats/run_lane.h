@@ -16,6 +16,7 @@
 namespace lr::stats {
 
 struct StreamRx;
+class BucketsByStream;
 
 // Frames the lane takes at once.
 inline constexpr uint32_t kRunFrames = 8;
@@ -66,13 +67,6 @@ struct EndedRunsOf8 {
     alignas(64) uint64_t count[kRunFrames];
 };
 
-// A mix's bucket table (stats::BucketsByStream) where each flow is a stream of its own (flow f
-// is stream f); null counts otherwise.
-struct OwnStreamCounters {
-    uint16_t* counts = nullptr;  // bucket b's counter of stream m: counts[b * streams + m]
-    uint64_t streams = 0;
-};
-
 // Eight frames classify_run8 took (`sigs`), each of another of the flows `streams`, accounted
 // together as RxMeasure::account_frames accounts them one by one, when each is its flow's next
 // sequence, each flow has had a frame with a latency before, and each latency is below
@@ -81,10 +75,11 @@ struct OwnStreamCounters {
 // eight rows, turned into columns, updated a column at a time and turned back. `mix`: the flows'
 // latency runs are kept (a mix's), and those that ended are in `ended`; the histogram `hist`
 // gets the buckets and totals. `now48`: the burst's clock, modulo 2^48. False: none was taken,
-// and nothing changed. With `own`'s counts, eight runs ended by eight consecutive flows in one
-// bucket are added to their eight counters, which lie side by side, in the lane, and none is in
-// `ended` (unless a counter would reach its 16-bit limit: then all eight are).
+// and nothing changed. `own`: the mix's bucket table where each flow is a stream of its own (flow
+// f is stream f), else null; eight runs ended by eight consecutive flows in one bucket are then
+// added to their eight counters, which lie side by side, in the lane, and none is in `ended`
+// (unless a counter would reach its 16-bit limit: then all eight are).
 bool account_flows8(const RunSigs& sigs, StreamRx* streams, bool mix, LatencyHistogram& hist, uint64_t now48,
-                    EndedRunsOf8& ended, OwnStreamCounters own = {});
+                    EndedRunsOf8& ended, const BucketsByStream* own = nullptr);
 
 }  // namespace lr::stats

@@ -266,11 +266,8 @@ public:
         classify_lane_ = sig_ && fetch_flows() && !totals_ && run_lane_enabled();
         if (run_lane_ || classify_lane_) run_header_ = run_header(nonce);
         if (flows_live_) flows_live_->buf.resize(streams);
-        if (stream_lat_ && out->stream_of.size() == streams && out->stream_latency.size() == streams) {
-            bool own = true;
-            for (uint32_t f = 0; f < streams && own; ++f) own = out->stream_of[f] == f;
-            if (own) own_ = {out->stream_buckets.data(), streams};
-        }
+        own_streams_ = stream_lat_ && out->stream_of.size() == streams && out->stream_latency.size() == streams;
+        for (uint32_t f = 0; f < streams && own_streams_; ++f) own_streams_ = out->stream_of[f] == f;
     }
     // After the last frame: each stream's latency totals (its flows' sums, extremes and
     // counts) into its histogram. Once; a second call does nothing.
@@ -355,7 +352,8 @@ public:
     // false: none was, for account_frames.
     bool account_flows(const RunSigs& sigs) {
         EndedRunsOf8 ended;
-        if (!account_flows8(sigs, streams_, stream_lat_ != nullptr, *lat_, now48_, ended, own_)) return false;
+        const BucketsByStream* own = own_streams_ ? &by_stream_ : nullptr;
+        if (!account_flows8(sigs, streams_, stream_lat_ != nullptr, *lat_, now48_, ended, own)) return false;
         t_.ours += kRunFrames;
         flows_frames_ += kRunFrames;
         const BucketsByStream by_stream = by_stream_;
@@ -588,7 +586,7 @@ private:
     const uint16_t* stream_of_;
     StreamLatency* stream_lat_;
     BucketsByStream by_stream_;  // a mix's buckets while the receiver runs
-    OwnStreamCounters own_;      // by_stream_'s table where each flow is a stream of its own
+    bool own_streams_ = false;   // a mix whose every flow is a stream of its own (flow f is stream f)
     CountsExchange<FlowLive>* flows_live_;
     const uint64_t* tx_shift_;  // RxResult::tx_clock_shift, or null
     uint32_t seen_ = 0, flows_seen_ = 0;
