@@ -6,7 +6,6 @@ import re
 
 from deploy_common import ROOT, expect_refused
 
-# Grafana
 
 def check_dashboard(d, metrics):
     errors = []

@@ -8,8 +8,6 @@ import tempfile
 
 from deploy_common import ROOT, expect_refused, report_outcome
 
-# The image
-
 BASE_PACKAGES = {"libc6", "libstdc++6", "libgcc-s1"}  # in every Debian image
 
 

@@ -1,4 +1,4 @@
-"""check_deploy.py kne: deploy/kne's topology. KNE topology: openconfig/kne's Topology message in protobuf text format."""
+"""check_deploy.py kne: deploy/kne's topology, its links against its nodes and the interfaces they name."""
 import os
 import re
 
